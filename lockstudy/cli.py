@@ -1,0 +1,40 @@
+"""The `run.sh` command line: one entry point for every stage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lockstudy import doctor, setup_cmd, test_cmd
+
+USAGE_ERROR = 2
+
+DESCRIPTION = """\
+lockstudy: how much cache-coherence traffic does each Linux lock design cost,
+per lock, on an SMP bus and on a NUMA machine, measured in gem5 full-system
+simulation.
+
+Start with `./run.sh setup`, then `./run.sh test`. `./run.sh COMMAND --help`
+explains each command."""
+
+COMMAND_MODULES = [doctor, setup_cmd, test_cmd]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="run.sh", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for module in COMMAND_MODULES:
+        module.register(commands)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_usage(sys.stderr)
+        print("run.sh: error: name a command (see ./run.sh --help)", file=sys.stderr)
+        return USAGE_ERROR
+    return int(args.func(args))

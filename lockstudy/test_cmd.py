@@ -1,0 +1,41 @@
+"""`run.sh test`: the whole test suite, as CI runs it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+
+from lockstudy.console import error
+from lockstudy.paths import ROOT, venv_python
+from lockstudy.setup_cmd import python_env_ready
+
+PYTEST_NO_TESTS = 5
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "test",
+        help="run the whole test suite (what CI runs)",
+        description=(
+            "Run every test with pytest. Tests that need gem5 run when GEM5 names a "
+            "gem5 binary and are otherwise skipped with the reason shown; the summary "
+            "counts them. Anything after `--` goes to pytest (e.g. `-- -k kernel -x`)."
+        ),
+    )
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments, after --")
+    parser.set_defaults(func=run_tests)
+
+
+def run_tests(args: argparse.Namespace) -> int:
+    if not python_env_ready():
+        error("the Python environment is missing: run ./run.sh setup first")
+        return 1
+    extra = [a for a in args.pytest_args if a != "--"] if args.pytest_args else []
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if not env.get("GEM5"):
+        print("note: GEM5 is not set, so the tests that need gem5 will be skipped (reasons below).", flush=True)
+    result = subprocess.run([str(venv_python()), "-m", "pytest", *extra], cwd=ROOT, env=env)
+    if result.returncode == PYTEST_NO_TESTS:
+        error("pytest collected no tests")
+    return result.returncode

@@ -1,0 +1,31 @@
+"""Shared test fixtures.
+
+Conventions:
+- A test that needs gem5 takes the `gem5` fixture: without a usable GEM5 it
+  is skipped with the reason printed, never passed.
+- A test that needs a stage built by `./run.sh setup` (a kernel, the image)
+  fails with a message saying so: set-up is part of what CI proves.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lockstudy import gem5 as gem5_finder
+from lockstudy.paths import ROOT
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def gem5() -> gem5_finder.Gem5Info:
+    try:
+        return gem5_finder.find_gem5(dict(os.environ))
+    except gem5_finder.Gem5Unavailable as exc:
+        pytest.skip(f"needs gem5: {exc}")
