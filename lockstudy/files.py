@@ -1,0 +1,68 @@
+"""File helpers every stage uses: content hashes, atomic JSON, lock probes, memos.
+
+Standard library only: gem5's own Python imports it too (gem5-configs/).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+HASH_BLOCK_BYTES = 1 << 20
+T = TypeVar("T")
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        while block := source.read(HASH_BLOCK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """Write JSON so that readers see the old file or the whole new one, even after a crash."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as sink:
+            json.dump(data, sink, indent=2, sort_keys=True)
+            sink.write("\n")
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def flock_held(lock_file: Path) -> bool:
+    """True while some live process holds an flock on the file (it dies with its holder)."""
+    if not lock_file.exists():
+        return False
+    with open(lock_file, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def memoized(memo_file: Path, key: str, compute: Callable[[], T]) -> T:
+    """The value remembered under `key` in a JSON file, computed once."""
+    memo: dict[str, Any] = {}
+    if memo_file.exists():
+        try:
+            memo = json.loads(memo_file.read_text())
+        except json.JSONDecodeError:
+            memo = {}
+    if key not in memo:
+        memo[key] = compute()
+        write_json_atomically(memo_file, memo)
+    return memo[key]

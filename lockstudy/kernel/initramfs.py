@@ -1,0 +1,64 @@
+"""Tiny throwaway initramfs images: busybox-static plus an /init script.
+
+Used by the kernel's own tests (boot probes, locktorture), which must not
+depend on the full disk image. Written in the kernel's "newc" cpio format
+directly, so it needs neither root nor the cpio tool; the kernel's built-in
+default initramfs already supplies /dev/console.
+"""
+
+from __future__ import annotations
+
+import gzip
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+BUSYBOX = Path("/bin/busybox")
+NEWC_MAGIC = "070701"
+TRAILER = "TRAILER!!!"
+DIRECTORIES = ("bin", "dev", "proc", "sys", "tmp")
+
+# Mounts the pseudo file systems and installs the busybox applets, so the
+# caller's script can use plain command names.
+INIT_PROLOGUE = """#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t devtmpfs devtmpfs /dev
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    mode: int
+    data: bytes = b""
+
+
+def _pad(length: int) -> bytes:
+    return b"\0" * (-length % 4)
+
+
+def newc_archive(entries: list[Entry]) -> bytes:
+    """A newc cpio archive of the entries (root-owned, mtime 0, reproducible)."""
+    out = bytearray()
+    for inode, entry in enumerate([*entries, Entry(TRAILER, 0)], start=1):
+        name = entry.name.encode() + b"\0"
+        nlink = 2 if stat.S_ISDIR(entry.mode) else 1
+        fields = [inode, entry.mode, 0, 0, nlink, 0, len(entry.data), 0, 0, 0, 0, len(name), 0]
+        header = (NEWC_MAGIC + "".join(f"{value:08X}" for value in fields)).encode()
+        out += header + name + _pad(len(header) + len(name))
+        out += entry.data + _pad(len(entry.data))
+    return bytes(out)
+
+
+def busybox_initramfs(init_script: str, output: Path, busybox: Path = BUSYBOX) -> Path:
+    """Write a gzip'd initramfs whose /init is the prologue plus init_script."""
+    if not busybox.is_file():
+        raise FileNotFoundError(f"{busybox} not found: run ./run.sh setup (Debian package busybox-static)")
+    entries = [Entry(d, stat.S_IFDIR | 0o755) for d in DIRECTORIES]
+    entries.append(Entry("bin/busybox", stat.S_IFREG | 0o755, busybox.read_bytes()))
+    entries.append(Entry("init", stat.S_IFREG | 0o755, (INIT_PROLOGUE + init_script).encode()))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_bytes(gzip.compress(newc_archive(entries), mtime=0))
+    return output
