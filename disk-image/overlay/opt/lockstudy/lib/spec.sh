@@ -1,0 +1,200 @@
+# lockstudy run specs: parsing and validation, shared by /init and the tests.
+#
+# Sourced by busybox sh (/init); the tests source it natively too. Sets or
+# prints, never exits: every function returns non-zero with a message in
+# LS_ERROR when something is wrong.
+#
+# Kernel command line (read from /proc/cmdline):
+#   lockstudy.run=ITEM[+ITEM...]     the testcases to run, in order
+#   lockstudy.checkpoint=0|1         1: gem5 checkpoint after boot, before the first ROI
+#   lockstudy.m5ops=off|inst|addr    how the programs reach gem5 (default off)
+#
+# ITEM     := TESTCASE[:KEY=VALUE[,KEY=VALUE...]]
+# TESTCASE := write1b | fsmix | pft | mmapsem | samefile   (the harness programs in $LS_BIN)
+#           | dd1b | dbench                                (outside programs, timed)
+# KEY      := [a-z][a-z0-9_]*
+# VALUE    := [A-Za-z0-9_./-]+
+# e.g. lockstudy.run=pft:threads=4,mb=64+samefile:threads=2,seconds=2
+#
+# A harness testcase takes the keys its --help lists (threads=, processes=,
+# iterations=, seconds=, warmup=, dir=, ...). dd1b takes count= (bytes, one
+# write each; default 1048576 as in the seed) and dir=; dbench takes
+# clients=, seconds= (at least 2) and dir=. Relative dirs are under /scratch on the
+# root file system (ext2); dir=/tmp is tmpfs.
+
+LS_BIN=${LS_BIN:-/opt/lockstudy/bin}
+# The harness testcases are the programs in $LS_BIN but the tools: a new
+# tc_<name>.c in workloads/ (kbench, later) needs no change here.
+LS_TOOLS="runtimed m5"
+LS_TOOL_TESTCASES="dd1b dbench"
+LS_DD1B_KEYS="count dir"
+LS_DBENCH_KEYS="clients seconds dir"
+LS_ERROR=
+
+ls_fail() {
+	LS_ERROR=$*
+	return 1
+}
+
+ls_harness_testcases() {
+	local path name
+	for path in "$LS_BIN"/*; do
+		name=${path##*/}
+		[ -f "$path" ] && [ -x "$path" ] || continue
+		ls_is_word_in "$name" $LS_TOOLS || echo "$name"
+	done
+}
+
+ls_is_word_in() {	# WORD LIST...
+	local word=$1 each
+	shift
+	for each in $*; do
+		[ "$each" = "$word" ] && return 0
+	done
+	return 1
+}
+
+# Read lockstudy.* from a kernel command line; sets LS_RUN, LS_CHECKPOINT, LS_M5OPS.
+ls_parse_cmdline() {
+	local word
+	LS_RUN=
+	LS_CHECKPOINT=0
+	LS_M5OPS=off
+	for word in $1; do
+		case $word in
+		lockstudy.run=*) LS_RUN=${word#lockstudy.run=} ;;
+		lockstudy.checkpoint=*) LS_CHECKPOINT=${word#lockstudy.checkpoint=} ;;
+		lockstudy.m5ops=*) LS_M5OPS=${word#lockstudy.m5ops=} ;;
+		esac
+	done
+	case $LS_CHECKPOINT in
+	0|1) ;;
+	*) ls_fail "lockstudy.checkpoint=$LS_CHECKPOINT: expected 0 or 1"; return 1 ;;
+	esac
+	case $LS_M5OPS in
+	off|inst|addr) ;;
+	*) ls_fail "lockstudy.m5ops=$LS_M5OPS: expected off, inst or addr"; return 1 ;;
+	esac
+	return 0
+}
+
+# The items of a run spec, one per line.
+ls_items() {
+	local IFS=+
+	set -f
+	for item in $1; do
+		echo "$item"
+	done
+	set +f
+}
+
+ls_item_name() {
+	echo "${1%%:*}"
+}
+
+# The item's KEY=VALUE words, space-separated.
+ls_item_args() {
+	case $1 in
+	*:*) echo "${1#*:}" | tr ',' ' ' ;;
+	esac
+}
+
+# The value of KEY in an item's arguments, or DEFAULT.
+ls_arg() {	# ARGS KEY DEFAULT
+	local kv
+	for kv in $1; do
+		case $kv in
+		"$2"=*) echo "${kv#*=}"; return 0 ;;
+		esac
+	done
+	echo "$3"
+}
+
+ls_check_number() {	# ITEM KEY VALUE MIN MAX
+	case $3 in
+	''|*[!0-9]*) ls_fail "'$1': $2=$3 is not a whole number"; return 1 ;;
+	esac
+	if [ ${#3} -gt 9 ] || [ "$3" -lt "$4" ] || [ "$3" -gt "$5" ]; then
+		ls_fail "'$1': $2=$3 is out of range [$4, $5]"
+		return 1
+	fi
+}
+
+# Syntax of one item, then its keys and values.
+ls_validate_item() {
+	local item=$1 name args kv key value keys out harness
+	name=$(ls_item_name "$item")
+	case $name in
+	'') ls_fail "'$item': no testcase name"; return 1 ;;
+	esac
+	harness=$(ls_harness_testcases | tr '\n' ' ')
+	if ! ls_is_word_in "$name" $harness $LS_TOOL_TESTCASES; then
+		ls_fail "'$item': unknown testcase '$name' (known: $harness$LS_TOOL_TESTCASES)"
+		return 1
+	fi
+	case $item in
+	*:) ls_fail "'$item': ':' with no KEY=VALUE after it"; return 1 ;;
+	*:*,|*:,*|*:*,,*) ls_fail "'$item': empty KEY=VALUE"; return 1 ;;
+	esac
+	args=$(ls_item_args "$item")
+	for kv in $args; do
+		case $kv in
+		*=*) ;;
+		*) ls_fail "'$item': '$kv' is not KEY=VALUE"; return 1 ;;
+		esac
+		key=${kv%%=*}
+		value=${kv#*=}
+		case $key in
+		''|[!a-z]*|*[!a-z0-9_]*) ls_fail "'$item': bad key '$key' (expected [a-z][a-z0-9_]*)"; return 1 ;;
+		esac
+		case $value in
+		''|*[!A-Za-z0-9_./-]*) ls_fail "'$item': bad value '$value' for $key (expected [A-Za-z0-9_./-]+)"; return 1 ;;
+		esac
+	done
+	case $name in
+	dd1b) keys=$LS_DD1B_KEYS ;;
+	dbench) keys=$LS_DBENCH_KEYS ;;
+	*)
+		if [ ! -x "$LS_BIN/$name" ]; then
+			ls_fail "'$item': program $LS_BIN/$name is missing"
+			return 1
+		fi
+		# shellcheck disable=SC2086
+		if ! out=$("$LS_BIN/$name" $args --check 2>&1); then
+			ls_fail "'$item': $out"
+			return 1
+		fi
+		return 0
+		;;
+	esac
+	for kv in $args; do
+		key=${kv%%=*}
+		if ! ls_is_word_in "$key" $keys; then
+			ls_fail "'$item': unknown key '$key' for $name (known: $keys)"
+			return 1
+		fi
+	done
+	case $name in
+	dd1b)
+		ls_check_number "$item" count "$(ls_arg "$args" count 1)" 1 1073741824 || return 1 ;;
+	dbench)
+		ls_check_number "$item" clients "$(ls_arg "$args" clients 1)" 1 256 || return 1
+		# dbench 4.0 reports 0 MB/s for a 1-second run: it measures from its second second
+		ls_check_number "$item" seconds "$(ls_arg "$args" seconds 2)" 2 86400 || return 1 ;;
+	esac
+	return 0
+}
+
+# A whole run spec: every item valid, or LS_ERROR names the first bad one.
+ls_validate_run() {
+	local spec=$1 item
+	case $spec in
+	'') return 0 ;;
+	+*|*+|*++*) ls_fail "run spec '$spec': empty item between '+'"; return 1 ;;
+	*[!A-Za-z0-9_./:,=+-]*) ls_fail "run spec '$spec': characters outside [A-Za-z0-9_./:,=+-]"; return 1 ;;
+	esac
+	for item in $(ls_items "$spec"); do
+		ls_validate_item "$item" || return 1
+	done
+	return 0
+}

@@ -1,0 +1,202 @@
+"""Read what the image's /init printed on the console into typed results.
+
+The protocol (written by disk-image/overlay/init):
+
+    LOCKSTUDY-BOOT kernel=<release> cpus=<n> m5ops=<form> checkpoint=<0|1>
+    LOCKSTUDY-SPEC <run spec>
+    LOCKSTUDY-SETTING <name>=<value>      | LOCKSTUDY-SETTINGS absent
+    LOCKSTUDY-RUN <testcase> index=<i> uptime=<s>
+    LOCKSTUDY-RESULT-BEGIN <testcase>
+    <one JSON line>
+    LOCKSTUDY-RESULT-END
+    LOCKSTUDY-ERROR <message>
+    LOCKSTUDY-DONE status=ok|error reason=<word> results=<n> uptime=<s>
+
+A run counts only when it reached LOCKSTUDY-DONE status=ok and every
+result block is whole: a console that stops early (crash, timeout, kill)
+gives an incomplete run whose results are never handed out
+(`GuestRun.results()` raises), so nothing is half-counted.
+
+Kernel messages may interleave with /init's lines on a serial console;
+lines that are not part of the protocol are ignored, and a result block
+takes the one line between its markers that parses as a JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+MARK = "LOCKSTUDY-"
+BEGIN = "LOCKSTUDY-RESULT-BEGIN"
+END = "LOCKSTUDY-RESULT-END"
+DONE = "LOCKSTUDY-DONE"
+# A protocol line may follow other text on the same console line (a kernel
+# message without its newline); it always runs to the end of the line.
+PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")
+
+
+class IncompleteRun(RuntimeError):
+    """The console does not hold a whole, successful run."""
+
+
+@dataclass(frozen=True)
+class TestcaseResult:
+    testcase: str
+    data: dict[str, Any]
+
+    @property
+    def seed(self) -> str:
+        return str(self.data.get("seed", ""))
+
+    @property
+    def wall_s(self) -> float:
+        return float(self.data["wall_s"])
+
+    @property
+    def ops_per_s(self) -> float:
+        return float(self.data.get("ops_per_s", 0.0))
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return dict(self.data.get("metrics", {}))
+
+
+@dataclass(frozen=True)
+class Done:
+    status: str
+    reason: str
+    fields: dict[str, str]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class GuestRun:
+    boot: dict[str, str] = field(default_factory=dict)
+    spec: str | None = None
+    settings: dict[str, str] | None = None  # None: /sys/kernel/lockstudy absent or not printed
+    settings_absent: bool = False
+    started: list[tuple[str, float | None]] = field(default_factory=list)  # (testcase, guest uptime)
+    parsed: list[TestcaseResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # protocol violations found by the parser
+    done: Done | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Reached DONE status=ok, no broken block, the result count agrees."""
+        return not self.incompleteness()
+
+    def incompleteness(self) -> list[str]:
+        reasons = list(self.problems)
+        if self.done is None:
+            reasons.append("no LOCKSTUDY-DONE line: the guest crashed, hung or was killed")
+        elif not self.done.ok:
+            reasons.append(f"LOCKSTUDY-DONE status={self.done.status} reason={self.done.reason}")
+            reasons.extend(self.errors)
+        else:
+            announced = self.done.fields.get("results")
+            if announced is not None and announced.isdigit() and int(announced) != len(self.parsed):
+                reasons.append(f"LOCKSTUDY-DONE announces {announced} results, the console holds {len(self.parsed)}")
+        return reasons
+
+    def results(self) -> list[TestcaseResult]:
+        """The results of a complete run; raises IncompleteRun otherwise."""
+        reasons = self.incompleteness()
+        if reasons:
+            raise IncompleteRun("; ".join(reasons))
+        return list(self.parsed)
+
+    def guest_seconds(self) -> dict[int, float]:
+        """Guest uptime spent per testcase (index -> seconds), from the RUN and DONE stamps."""
+        stamps = [uptime for _, uptime in self.started]
+        end = _float(self.done.fields.get("uptime")) if self.done else None
+        spans: dict[int, float] = {}
+        for index, begin in enumerate(stamps):
+            following = stamps[index + 1] if index + 1 < len(stamps) else end
+            if begin is not None and following is not None:
+                spans[index] = following - begin
+        return spans
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _fields(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for word in text.split():
+        key, sep, value = word.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def parse_console(text: str) -> GuestRun:
+    """Parse a whole console log (bytes decoded with errors='replace' are fine)."""
+    run = GuestRun()
+    block: str | None = None  # testcase of the open result block
+    block_json: dict[str, Any] | None = None
+    for raw in text.replace("\r", "").split("\n"):
+        match = PROTOCOL_LINE.search(raw)
+        if block is not None and match is None:
+            if block_json is None:
+                candidate = raw.strip()
+                if candidate.startswith("{"):
+                    try:
+                        value = json.loads(candidate)
+                    except json.JSONDecodeError:
+                        value = None
+                    if isinstance(value, dict):
+                        block_json = value
+            continue
+        if match is None:
+            continue
+        tag, rest = match.group(1), (match.group(2) or "").strip()
+        if tag == BEGIN:
+            if block is not None:
+                run.problems.append(f"result block of {block} has no LOCKSTUDY-RESULT-END")
+            block, block_json = rest or "?", None
+        elif tag == END:
+            if block is None:
+                run.problems.append("LOCKSTUDY-RESULT-END without a BEGIN")
+            elif block_json is None:
+                run.problems.append(f"result block of {block} holds no JSON object")
+            elif block_json.get("testcase") != block:
+                run.problems.append(f"result block of {block} holds the JSON of {block_json.get('testcase')!r}")
+            else:
+                run.parsed.append(TestcaseResult(block, block_json))
+            block, block_json = None, None
+        elif block is not None:
+            run.problems.append(f"result block of {block} interrupted by {tag}")
+            block, block_json = None, None
+        if tag == "LOCKSTUDY-BOOT":
+            run.boot = _fields(rest)
+        elif tag == "LOCKSTUDY-SPEC":
+            run.spec = rest
+        elif tag == "LOCKSTUDY-SETTINGS" and rest == "absent":
+            run.settings_absent = True
+        elif tag == "LOCKSTUDY-SETTING":
+            name, _, value = rest.partition("=")
+            if run.settings is None:
+                run.settings = {}
+            run.settings[name] = value
+        elif tag == "LOCKSTUDY-RUN":
+            words = rest.split()
+            run.started.append((words[0] if words else "?", _float(_fields(rest).get("uptime"))))
+        elif tag == "LOCKSTUDY-ERROR":
+            run.errors.append(rest)
+        elif tag == DONE:
+            fields = _fields(rest)
+            run.done = Done(fields.get("status", "?"), fields.get("reason", "?"), fields)
+    if block is not None:
+        run.problems.append(f"result block of {block} has no LOCKSTUDY-RESULT-END")
+    return run

@@ -1,0 +1,59 @@
+"""Write the kernel command line that tells the image's /init what to run.
+
+The grammar is /init's (disk-image/overlay/opt/lockstudy/lib/spec.sh):
+
+    lockstudy.run=ITEM[+ITEM...]    ITEM := TESTCASE[:KEY=VALUE[,KEY=VALUE...]]
+    lockstudy.checkpoint=0|1        lockstudy.m5ops=off|inst|addr
+
+This module checks the syntax before a boot is spent on it; whether a key
+belongs to a testcase is decided by the testcase itself, in the guest
+(`PROGRAM --check`), so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+TESTCASE = re.compile(r"[a-z][a-z0-9_]*")
+KEY = re.compile(r"[a-z][a-z0-9_]*")
+VALUE = re.compile(r"[A-Za-z0-9_./-]+")
+M5OPS_FORMS = ("off", "inst", "addr")
+
+
+class RunSpecError(ValueError):
+    """A testcase, key or value /init would refuse."""
+
+
+@dataclass(frozen=True)
+class Item:
+    testcase: str
+    params: Mapping[str, str | int | float] = field(default_factory=dict)
+
+    def text(self) -> str:
+        if not TESTCASE.fullmatch(self.testcase):
+            raise RunSpecError(f"testcase {self.testcase!r}: expected [a-z][a-z0-9_]*")
+        words = []
+        for key, value in self.params.items():
+            shown = str(value)
+            if not KEY.fullmatch(key):
+                raise RunSpecError(f"{self.testcase}: key {key!r}: expected [a-z][a-z0-9_]*")
+            if not VALUE.fullmatch(shown):
+                raise RunSpecError(f"{self.testcase}: {key}={shown!r}: expected [A-Za-z0-9_./-]+")
+            words.append(f"{key}={shown}")
+        return self.testcase + (":" + ",".join(words) if words else "")
+
+
+def run_spec(items: list[Item]) -> str:
+    return "+".join(item.text() for item in items)
+
+
+def kernel_args(items: list[Item], *, m5ops: str = "off", checkpoint: bool = False) -> str:
+    """The lockstudy.* words of the kernel command line for one guest run."""
+    if m5ops not in M5OPS_FORMS:
+        raise RunSpecError(f"m5ops={m5ops!r}: expected one of {', '.join(M5OPS_FORMS)}")
+    words = [f"lockstudy.m5ops={m5ops}", f"lockstudy.checkpoint={int(checkpoint)}"]
+    if items:
+        words.insert(0, f"lockstudy.run={run_spec(items)}")
+    return " ".join(words)

@@ -1,0 +1,96 @@
+"""The console parser: whole runs, truncated runs, errors, noise from the kernel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lockstudy.guest_output import IncompleteRun, parse_console
+
+
+def result_block(testcase: str, **extra: object) -> str:
+    data = {"testcase": testcase, "seed": "002", "status": "ok", "wall_s": 0.5, "ops": 10, "ops_per_s": 20.0, **extra}
+    return f"LOCKSTUDY-RESULT-BEGIN {testcase}\n{json.dumps(data)}\nLOCKSTUDY-RESULT-END\n"
+
+
+HEAD = (
+    "[    0.000000] Linux version 6.1.0 (lockstudy)\n"
+    "LOCKSTUDY-BOOT kernel=6.1.0 cpus=4 m5ops=off checkpoint=0\n"
+    "LOCKSTUDY-SPEC pft:threads=4,mb=8+samefile:threads=2\n"
+    "LOCKSTUDY-SETTING spinlock=qspinlock\n"
+    "LOCKSTUDY-SETTING lockref=cmpxchg\n"
+)
+WHOLE = (
+    HEAD
+    + "LOCKSTUDY-RUN pft index=0 uptime=1.50\n"
+    + result_block("pft", metrics={"seed_columns": {"Gb": 0.0078}})
+    + "LOCKSTUDY-RUN samefile index=1 uptime=2.25\n"
+    + result_block("samefile")
+    + "LOCKSTUDY-DONE status=ok reason=none results=2 uptime=3.00\n"
+    + "[    3.100000] reboot: Power down\n"
+)
+
+
+def test_whole_run() -> None:
+    run = parse_console(WHOLE)
+    assert run.complete
+    results = run.results()
+    assert [r.testcase for r in results] == ["pft", "samefile"]
+    assert results[0].metrics["seed_columns"]["Gb"] == pytest.approx(0.0078)
+    assert results[1].wall_s == 0.5 and results[1].ops_per_s == 20.0
+    assert run.boot == {"kernel": "6.1.0", "cpus": "4", "m5ops": "off", "checkpoint": "0"}
+    assert run.spec == "pft:threads=4,mb=8+samefile:threads=2"
+    assert run.settings == {"spinlock": "qspinlock", "lockref": "cmpxchg"}
+    assert run.guest_seconds() == {0: pytest.approx(0.75), 1: pytest.approx(0.75)}
+
+
+def test_crlf_and_kernel_noise_between_lines() -> None:
+    noisy = WHOLE.replace("LOCKSTUDY-RESULT-END", "[    2.0] random: crng init done\nLOCKSTUDY-RESULT-END")
+    run = parse_console(noisy.replace("\n", "\r\n"))
+    assert [r.testcase for r in run.results()] == ["pft", "samefile"]
+
+
+def test_missing_done_is_never_counted() -> None:
+    truncated = WHOLE.split("LOCKSTUDY-DONE")[0]
+    run = parse_console(truncated)
+    assert not run.complete
+    assert len(run.parsed) == 2  # visible for diagnosis ...
+    with pytest.raises(IncompleteRun, match="no LOCKSTUDY-DONE"):
+        run.results()  # ... but never handed out
+
+
+def test_truncated_inside_a_block() -> None:
+    cut = WHOLE.index("LOCKSTUDY-RESULT-BEGIN samefile") + len("LOCKSTUDY-RESULT-BEGIN samefile\n{\"testc")
+    run = parse_console(WHOLE[:cut])
+    assert not run.complete
+    assert any("samefile" in p for p in run.problems)
+    with pytest.raises(IncompleteRun):
+        run.results()
+
+
+def test_error_status_carries_the_message() -> None:
+    text = HEAD + "LOCKSTUDY-ERROR bad run spec: 'pft:threads=x': threads=x: not a decimal number\n" + "LOCKSTUDY-DONE status=error reason=bad-spec results=0 uptime=1.2\n"
+    run = parse_console(text)
+    assert run.done is not None and run.done.reason == "bad-spec" and not run.done.ok
+    assert "threads=x" in run.errors[0]
+    with pytest.raises(IncompleteRun, match="bad-spec"):
+        run.results()
+
+
+def test_block_without_json_or_with_a_foreign_one() -> None:
+    empty = HEAD + "LOCKSTUDY-RESULT-BEGIN pft\nLOCKSTUDY-RESULT-END\nLOCKSTUDY-DONE status=ok reason=none results=1\n"
+    assert not parse_console(empty).complete
+    foreign = HEAD + result_block("pft").replace("BEGIN pft", "BEGIN samefile") + "LOCKSTUDY-DONE status=ok reason=none results=1\n"
+    assert not parse_console(foreign).complete
+
+
+def test_result_count_must_match_done() -> None:
+    lost = WHOLE.replace("results=2", "results=3")
+    with pytest.raises(IncompleteRun, match="announces 3"):
+        parse_console(lost).results()
+
+
+def test_settings_absent() -> None:
+    run = parse_console("LOCKSTUDY-SETTINGS absent\nLOCKSTUDY-DONE status=ok reason=none results=0\n")
+    assert run.settings_absent and run.settings is None and run.results() == []
