@@ -1,0 +1,271 @@
+"""lockstudy's one gem5 entry point.
+
+    $GEM5 -d OUT gem5-configs/run.py --machine piii-smp --cpus 4 \
+        --kernel build/kernel/smp/vmlinux --image build/image/rootfs.ext2 \
+        --boot 'lockstudy.spinlock=ticket' --run 'kbench:iterations=1000' \
+        [--cpu timing|o3] [--checkpoint-out DIR | --checkpoint-in DIR] \
+        [--trace off|protocol|classic] --outdir OUT
+
+The guest boots on the fast-forward CPU; at its first work-begin m5 op the
+processor hands over to the detailed CPU. Every work-begin resets the
+stats and every work-end dumps them, so stats.txt holds one block per
+region of interest. OUT also gets config.json, console.log, result.json
+(written atomically; it says `failed` until the run finishes) and, with
+--trace, roi.trace.gz holding the coherence debug output of the ROIs only.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+for path in (HERE, HERE.parent):  # gem5-configs/ and the repository (lockstudy.guest_output)
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+import run_plan  # noqa: E402
+
+# gem5 writes these into its own -d directory; run.py gathers them in --outdir.
+GEM5_OUTPUTS = ("stats.txt", "config.json", "config.ini")
+CONSOLE_DEVICE = "board.pc.com_1.device"
+CONSOLE_LOG = "console.log"
+RESULT = "result.json"
+TRACE_FILE = "roi.trace.gz"
+TRACE_FLAGS = {"protocol": ("ProtocolTrace",), "classic": ("Cache", "CoherentXBar", "SnoopFilter")}
+
+
+class RoiControl:
+    """The exit-event handlers: CPU hand-over, stats and tracing per ROI."""
+
+    def __init__(self, plan: run_plan.RunPlan, processor) -> None:
+        self.plan = plan
+        self.processor = processor
+        self.roi_ticks: list[list[int]] = []
+        self.checkpoint_saved = False
+        self.ending_event = ""
+        self._trace_open = False
+
+    def _trace(self, enable: bool) -> None:
+        import m5.debug
+        import m5.trace
+
+        if self.plan.trace == "off":
+            return
+        if enable and not self._trace_open:
+            # An absolute name: gem5 would put a relative one in its -d directory.
+            m5.trace.output(str((self.plan.outdir / TRACE_FILE).resolve()))
+            self._trace_open = True
+        for flag in TRACE_FLAGS[self.plan.trace]:
+            if enable:
+                m5.debug.flags[flag].enable()
+            else:
+                m5.debug.flags[flag].disable()
+
+    def work_begin(self) -> bool:
+        import m5
+
+        if self.processor.switch_to_roi():
+            print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()}")
+        m5.stats.reset()
+        self._trace(True)
+        self.roi_ticks.append([m5.curTick(), -1])
+        return False
+
+    def work_end(self) -> bool:
+        import m5
+
+        self._trace(False)
+        m5.stats.dump()
+        if self.roi_ticks and self.roi_ticks[-1][1] < 0:
+            self.roi_ticks[-1][1] = m5.curTick()
+        return False
+
+    def checkpoint(self) -> bool:
+        import m5
+
+        if self.plan.checkpoint_out is None:
+            print("lockstudy: the guest asked for a checkpoint but no --checkpoint-out was given; continuing")
+            return False
+        m5.checkpoint(str(self.plan.checkpoint_out.resolve()))
+        self.checkpoint_saved = True
+        return True
+
+    def stop(self, name: str):
+        def handler() -> bool:
+            self.ending_event = name
+            return True
+
+        return handler
+
+
+def check_trace_flags(plan: run_plan.RunPlan) -> None:
+    import m5.debug
+
+    if plan.trace == "off":
+        return
+    missing = [flag for flag in TRACE_FLAGS[plan.trace] if flag not in m5.debug.flags]
+    if missing:
+        raise run_plan.PlanError(f"--trace {plan.trace}: this gem5 has no debug flag(s) {missing}; use a gem5.opt build")
+
+
+def build_board(plan: run_plan.RunPlan):
+    from components.board import LockstudyX86Board
+    from components.classic_fsb import PiiiFsbCacheHierarchy
+    from components.memory import NodeLocalMemory
+    from components.processor import CPU_TYPE_BY_NAME, FastForwardProcessor
+    from components.ruby_numa import NumaMESITwoLevelHierarchy
+    from gem5.utils.requires import requires
+
+    instance = plan.instance
+    data = instance.data
+    if plan.boots:
+        boot_type, roi_type = CPU_TYPE_BY_NAME[plan.fast_forward], CPU_TYPE_BY_NAME[plan.roi_cpu]
+        if plan.fast_forward == "kvm":
+            requires(kvm_required=True)
+    else:
+        # Restoring: the detailed CPUs take the `boot` slot and the
+        # checkpoint's thread state; there is nothing to switch.
+        boot_type, roi_type = CPU_TYPE_BY_NAME[plan.roi_cpu], None
+    processor = FastForwardProcessor(boot_type, roi_type, instance.num_cpus, instance.line_bytes)
+    memory = NodeLocalMemory(instance.node_memory_ranges(), data["memory"]["latency"], data["memory"]["bandwidth"])
+    hierarchy = NumaMESITwoLevelHierarchy(instance) if instance.machine.is_numa else PiiiFsbCacheHierarchy(instance)
+    board = LockstudyX86Board(
+        clk_freq=f"{instance.clock_hz}Hz",
+        processor=processor,
+        memory=memory,
+        cache_hierarchy=hierarchy,
+        cache_line_size=instance.line_bytes,
+        root_device=data["board"]["root_device"],
+        acpi_madt=data["board"]["acpi_madt"],
+    )
+    return board, processor
+
+
+def provenance(plan: run_plan.RunPlan, kernel_sha256: str) -> dict:
+    import m5
+
+    return {
+        "gem5_version": m5.defines.gem5Version,
+        "gem5_binary": sys.executable,
+        "command": sys.argv,
+        "machine": plan.instance.summary(),
+        "kernel": {**run_plan.build_info_next_to(plan.kernel), "sha256": kernel_sha256},
+        "image": run_plan.build_info_next_to(plan.image),
+        "boot_args": list(plan.boot_args),
+        "run_spec": plan.run_spec,
+        "roi_cpu": plan.roi_cpu,
+        "fast_forward": plan.fast_forward if plan.boots else None,
+        "checkpoint_in": str(plan.checkpoint_in.resolve()) if plan.checkpoint_in else None,
+        "checkpoint_out": str(plan.checkpoint_out.resolve()) if plan.checkpoint_out else None,
+        "trace": plan.trace,
+    }
+
+
+def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str) -> None:
+    import _m5.core
+    import m5
+
+    from gem5.resources.resource import DiskImageResource, KernelResource
+    from gem5.simulate.exit_event import ExitEvent
+    from gem5.simulate.simulator import Simulator
+
+    if plan.checkpoint_in is not None:
+        result["checkpoint"] = run_plan.check_checkpoint(plan, kernel_sha256)
+    check_trace_flags(plan)
+    board, processor = build_board(plan)
+    board.set_kernel_disk_workload(
+        kernel=KernelResource(local_path=str(plan.kernel.resolve())),
+        disk_image=DiskImageResource(local_path=str(plan.image.resolve())),
+        # The run spec also goes to `m5 readfile`, so a guest restored
+        # from a boot checkpoint can learn the run it is to do now.
+        readfile_contents=(plan.run_spec + "\n") if plan.run_spec else None,
+        kernel_args=plan.kernel_args(board.get_default_kernel_args()),
+        checkpoint=plan.checkpoint_in.resolve() if plan.checkpoint_in else None,
+    )
+    result["kernel_command_line"] = str(board.workload.command_line)
+
+    control = RoiControl(plan, processor)
+    simulator = Simulator(
+        board=board,
+        on_exit_event={
+            ExitEvent.WORKBEGIN: control.work_begin,
+            ExitEvent.WORKEND: control.work_end,
+            ExitEvent.CHECKPOINT: control.checkpoint,
+            ExitEvent.EXIT: control.stop("exit"),
+            ExitEvent.FAIL: control.stop("fail"),
+            ExitEvent.KERNEL_PANIC: control.stop("kernel panic"),
+            ExitEvent.KERNEL_OOPS: control.stop("kernel oops"),
+            ExitEvent.MAX_TICK: control.stop("max tick"),
+        },
+    )
+    simulator.run()
+    # gem5 dumps the stats once more at exit (an atexit handler); stats.txt
+    # is to hold the ROI dumps only.
+    m5.stats.outputList.clear()
+
+    result["simulated_seconds"] = m5.curTick() / _m5.core.getClockFrequency()
+    result["exit"] = {"event": control.ending_event, "cause": simulator.get_last_exit_event_cause()}
+    result["roi_ticks"] = control.roi_ticks
+    gem5_dir = Path(m5.options.outdir).resolve()
+    result["gem5_outdir"] = str(gem5_dir)
+    if gem5_dir != plan.outdir.resolve():
+        for name in GEM5_OUTPUTS:
+            if (gem5_dir / name).is_file():
+                shutil.copyfile(gem5_dir / name, plan.outdir / name)
+    console = gem5_dir / CONSOLE_DEVICE
+    if console.is_file():
+        shutil.copyfile(console, plan.outdir / CONSOLE_LOG)
+    guest, incomplete = run_plan.guest_summary(console.read_text(errors="replace") if console.is_file() else "")
+    result["guest"] = {**guest, "incomplete": incomplete}
+
+    if plan.checkpoint_out is not None:
+        if control.checkpoint_saved:
+            run_plan.write_json_atomically(plan.checkpoint_out / run_plan.CHECKPOINT_META, plan.checkpoint_meta(kernel_sha256))
+            result.update(status="ok", reason=f"checkpoint written to {plan.checkpoint_out}")
+        else:
+            result.update(status="failed", reason=f"no checkpoint: the run ended with {control.ending_event or 'no exit event'}")
+    elif control.ending_event != "exit":
+        result.update(status="failed", reason=f"the run ended with {control.ending_event}: {result['exit']['cause']}")
+    elif incomplete:
+        result.update(status="failed", reason="; ".join(incomplete))
+    else:
+        result.update(status="ok", reason="")
+
+
+def main() -> int:
+    started = time.monotonic()
+    args = run_plan.build_parser().parse_args()
+    import m5
+
+    try:
+        plan = run_plan.make_plan(args, default_outdir=Path(m5.options.outdir))
+    except ValueError as exc:  # PlanError and MachineError
+        print(f"run.py: {exc}", file=sys.stderr)
+        return 2
+    kernel_sha256 = run_plan.sha256_file(plan.kernel)
+    result: dict = {
+        "status": "failed",
+        "reason": "gem5 ended before run.py finished (see gem5's stderr)",
+        "provenance": provenance(plan, kernel_sha256),
+    }
+    result_path = plan.outdir / RESULT
+    run_plan.write_json_atomically(result_path, result)
+    try:
+        simulate(plan, result, kernel_sha256)
+    except ValueError as exc:  # a plan, checkpoint or wiring error with its own message
+        result.update(status="failed", reason=str(exc))
+    except Exception as exc:
+        result.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        result["host_seconds"] = round(time.monotonic() - started, 3)
+        run_plan.write_json_atomically(result_path, result)
+    print(f"run.py: {result['status']}{': ' + result['reason'] if result['reason'] else ''}")
+    return 0 if result["status"] == "ok" else 1
+
+
+if __name__ in ("__main__", "__m5_main__"):
+    sys.exit(main())

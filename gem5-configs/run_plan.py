@@ -1,0 +1,251 @@
+"""The run script's options, checks and kernel command line (standard library only).
+
+gem5-configs/run.py parses its options with `build_parser()` and turns them
+into a RunPlan with `make_plan()` before it imports anything from gem5, so
+every mistake in a command (unknown machine, wrong size, clashing options,
+bad boot arguments) is reported at once, and the project's tests can check
+all of it without a gem5 binary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import machine as machines
+
+# The guest console protocol belongs to the image (lockstudy.guest_output);
+# run.py puts the repository root on sys.path before importing this module.
+from lockstudy import guest_output
+
+BOOT_PREFIX = "lockstudy."
+# Boot parameters run.py writes itself; --boot may not set them.
+RESERVED_BOOT_KEYS = ("lockstudy.numa", "lockstudy.run", "lockstudy.m5ops", "lockstudy.checkpoint")
+CPU_TYPES = ("timing", "o3")
+FAST_FORWARD_TYPES = ("atomic", "kvm")
+TRACE_MODES = ("off", "protocol", "classic")
+# m5-op form the guest must use: the magic instruction only works on
+# simulated CPUs, the address form (0xFFFF0000) also works under KVM.
+M5OPS_FOR_FAST_FORWARD = {"atomic": "inst", "kvm": "addr"}
+CHECKPOINT_META = "lockstudy-checkpoint.json"
+# What a checkpoint and the run restoring it must agree on.
+CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image", "boot")
+
+
+class PlanError(ValueError):
+    """A command line that cannot run; the message says which option and why."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gem5 gem5-configs/run.py",
+        description=(
+            "Boot the lockstudy kernel on a machine from gem5-configs/machines/ and run "
+            "the guest's testcases; the region of interest runs on a detailed CPU. "
+            "gem5 writes into its own -d directory; run.py copies stats.txt and config.json "
+            "from there into --outdir when the two differ"
+        ),
+    )
+    parser.add_argument("--machine", required=True, help="machine name (gem5-configs/machines/NAME.toml) or a .toml path")
+    size = parser.add_mutually_exclusive_group(required=True)
+    size.add_argument("--cpus", type=int, help="number of CPUs (SMP machines)")
+    size.add_argument("--nodes", type=int, help="number of nodes (NUMA machines)")
+    parser.add_argument("--line-bytes", type=int, help="cache line size, one of the machine's cache_line.allowed")
+    parser.add_argument("--kernel", required=True, type=Path, help="uncompressed 64-bit vmlinux")
+    parser.add_argument("--image", required=True, type=Path, help="root file system image (rootfs.ext2)")
+    parser.add_argument("--boot", default="", help="kernel switches, all lockstudy.* (e.g. 'lockstudy.spinlock=ticket')")
+    parser.add_argument("--run", default="", dest="run_spec", help="the guest's run spec (lockstudy.run=)")
+    parser.add_argument("--cpu", choices=CPU_TYPES, default="timing", help="CPU for the region of interest")
+    parser.add_argument(
+        "--fast-forward", choices=FAST_FORWARD_TYPES, default="atomic",
+        help="CPU until the region of interest: atomic (works everywhere) or kvm (needs a working /dev/kvm)",
+    )
+    checkpoint = parser.add_mutually_exclusive_group()
+    checkpoint.add_argument("--checkpoint-out", type=Path, help="boot, save a checkpoint here when the guest asks, stop")
+    checkpoint.add_argument("--checkpoint-in", type=Path, help="restore this checkpoint and run the ROI on the detailed CPU")
+    parser.add_argument("--trace", choices=TRACE_MODES, default="off", help="coherence trace during the ROI (gzip)")
+    parser.add_argument("--init", default="/init", help="the guest's init program (init=)")
+    parser.add_argument("--outdir", type=Path, help="output directory (default: gem5's -d directory)")
+    return parser
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    instance: machines.MachineInstance
+    kernel: Path
+    image: Path
+    boot_args: tuple[str, ...]
+    run_spec: str
+    roi_cpu: str
+    fast_forward: str
+    checkpoint_out: Path | None
+    checkpoint_in: Path | None
+    trace: str
+    init: str
+    outdir: Path
+
+    @property
+    def m5ops(self) -> str:
+        return M5OPS_FOR_FAST_FORWARD[self.fast_forward]
+
+    @property
+    def boots(self) -> bool:
+        """True when this run boots the kernel (no checkpoint to restore)."""
+        return self.checkpoint_in is None
+
+    def kernel_args(self, board_defaults: list[str]) -> list[str]:
+        """The kernel command line: the board's defaults, then ours.
+
+        Our arguments have braces escaped because the stdlib passes the
+        joined line through str.format() to fill {root_value}.
+        """
+        ours = [f"init={self.init}", "rw"]
+        if self.instance.machine.is_numa:
+            ours.append(self.instance.numa_boot_parameter())
+        ours.extend(self.boot_args)
+        ours.append(f"lockstudy.m5ops={self.m5ops}")
+        if self.checkpoint_out is not None:
+            ours.append("lockstudy.checkpoint=1")
+        if self.run_spec:
+            ours.append(f"lockstudy.run={self.run_spec}")
+        return list(board_defaults) + [arg.replace("{", "{{").replace("}", "}}") for arg in ours]
+
+    def checkpoint_meta(self, kernel_sha256: str) -> dict[str, Any]:
+        return {
+            "machine": self.instance.machine.name,
+            "machine_sha256": self.instance.machine.sha256,
+            "count": self.instance.num_cpus if not self.instance.machine.is_numa else self.instance.num_nodes,
+            "line_bytes": self.instance.line_bytes,
+            "kernel_sha256": kernel_sha256,
+            "image": str(self.image.resolve()),
+            "boot": list(self.boot_args),
+            "fast_forward": self.fast_forward,
+        }
+
+
+def split_boot_args(text: str) -> tuple[str, ...]:
+    args = tuple(text.split())
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if not arg.startswith(BOOT_PREFIX) or "=" not in arg:
+            raise PlanError(f"--boot: {arg!r} is not a lockstudy.<switch>=<value> kernel switch")
+        if key in RESERVED_BOOT_KEYS:
+            raise PlanError(f"--boot: {key}= is written by run.py (from the machine and the other options); remove it")
+    return args
+
+
+def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> RunPlan:
+    """Check the options against the machine file; raise PlanError/MachineError."""
+    machine = machines.find_machine(args.machine)
+    count = args.nodes if machine.is_numa else args.cpus
+    wrong = "cpus" if machine.is_numa else "nodes"
+    if getattr(args, wrong) is not None:
+        raise PlanError(f"--{wrong}: {machine.name} is sized with --{machine.size_option}, not --{wrong}")
+    instance = machine.instance(count, args.line_bytes)
+    for option, path in (("--kernel", args.kernel), ("--image", args.image)):
+        if not path.is_file():
+            raise PlanError(f"{option}: {path}: no such file")
+    if args.trace == "protocol" and not machine.is_numa:
+        raise PlanError(f"--trace protocol: {machine.name} uses the classic memory system; use --trace classic")
+    if args.trace == "classic" and machine.is_numa:
+        raise PlanError(f"--trace classic: {machine.name} uses Ruby; use --trace protocol")
+    if any(ch.isspace() or ch == '"' for ch in args.run_spec):
+        raise PlanError(f"--run: {args.run_spec!r} must not contain spaces or quotes (it becomes one kernel argument)")
+    if args.checkpoint_in is not None and not (args.checkpoint_in / CHECKPOINT_META).is_file():
+        raise PlanError(f"--checkpoint-in: {args.checkpoint_in}: no {CHECKPOINT_META}; not a checkpoint made by run.py")
+    outdir = args.outdir or default_outdir
+    if outdir is None:
+        raise PlanError("--outdir: required")
+    return RunPlan(
+        instance=instance,
+        kernel=args.kernel,
+        image=args.image,
+        boot_args=split_boot_args(args.boot),
+        run_spec=args.run_spec,
+        roi_cpu=args.cpu,
+        fast_forward=args.fast_forward,
+        checkpoint_out=args.checkpoint_out,
+        checkpoint_in=args.checkpoint_in,
+        trace=args.trace,
+        init=args.init,
+        outdir=Path(outdir),
+    )
+
+
+def check_checkpoint(plan: RunPlan, kernel_sha256: str) -> dict[str, Any]:
+    """The checkpoint's metadata, if it matches this run; PlanError if not."""
+    assert plan.checkpoint_in is not None
+    saved = json.loads((plan.checkpoint_in / CHECKPOINT_META).read_text())
+    wanted = plan.checkpoint_meta(kernel_sha256)
+    for key in CHECKPOINT_MUST_MATCH:
+        if key == "boot" and not plan.boot_args:
+            continue  # --boot may be left out: the checkpoint's kernel already booted with its own
+        if saved.get(key) != wanted[key]:
+            raise PlanError(
+                f"--checkpoint-in: {plan.checkpoint_in}: the checkpoint has {key}={saved.get(key)!r}, "
+                f"this run has {wanted[key]!r}"
+            )
+    return saved
+
+
+# --------------------------------------------------------------------------
+# Provenance and output files
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def build_info_next_to(artifact: Path) -> dict[str, Any]:
+    """The build-info.json beside a kernel or image, as provenance."""
+    info_path = artifact.resolve().parent / "build-info.json"
+    record: dict[str, Any] = {"path": str(artifact.resolve())}
+    if info_path.is_file():
+        record["build_info_sha256"] = sha256_file(info_path)
+        try:
+            record["build_info"] = json.loads(info_path.read_text())
+        except json.JSONDecodeError as exc:
+            record["build_info"] = None
+            record["warning"] = f"{info_path}: not JSON: {exc}"
+    else:
+        record["build_info"] = None
+        record["warning"] = f"no build-info.json next to {artifact}"
+    return record
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """Write JSON so that readers see the old file or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as stream:
+            json.dump(data, stream, indent=2, sort_keys=True)
+            stream.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def guest_summary(console_text: str) -> tuple[dict[str, Any], list[str]]:
+    """What the guest printed, for result.json, and why it is incomplete (empty: complete)."""
+    run = guest_output.parse_console(console_text)
+    summary = {
+        "results": [{"testcase": result.testcase, "result": result.data} for result in run.parsed],
+        "boot": run.boot,
+        "spec": run.spec,
+        "settings": run.settings,
+        "errors": run.errors,
+        "done": None if run.done is None else {"status": run.done.status, "reason": run.done.reason, **run.done.fields},
+    }
+    return summary, run.incompleteness()

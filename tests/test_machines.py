@@ -1,0 +1,364 @@
+"""Machine files and the run script's plan, checked without gem5."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+GEM5_CONFIGS = Path(__file__).resolve().parent.parent / "gem5-configs"
+sys.path.insert(0, str(GEM5_CONFIGS))
+
+import machine  # noqa: E402
+import run_plan  # noqa: E402
+
+PIII = GEM5_CONFIGS / "machines" / "piii-smp.toml"
+ALTIX = GEM5_CONFIGS / "machines" / "altix-numa.toml"
+
+
+@pytest.mark.parametrize("path", machine.machine_files(), ids=lambda p: p.stem)
+def test_every_machine_file_loads_at_every_size(path: Path) -> None:
+    loaded = machine.load_machine(path)
+    for count in loaded.counts:
+        for line in loaded.data["cache_line"]["allowed"]:
+            instance = loaded.instance(count, line)
+            ranges = instance.node_memory_ranges()
+            assert ranges[0][0] == 0 and ranges[-1][1] == instance.memory_bytes
+            assert len(instance.cpu_to_node()) == instance.num_cpus
+            assert instance.numa_boot_parameter().startswith(f"lockstudy.numa={instance.num_nodes}:")
+
+
+def test_the_issue_machines_exist() -> None:
+    names = {path.stem for path in machine.machine_files()}
+    assert {"piii-smp", "altix-numa"} <= names
+
+
+def test_piii_smp_parameters() -> None:
+    piii = machine.load_machine(PIII)
+    assert piii.counts == [1, 2, 4, 8]
+    eight = piii.instance(8)
+    assert eight.clock_hz == 700_000_000
+    assert eight.line_bytes == 32 and piii.instance(8, 64).line_bytes == 64
+    assert eight.data["fsb"]["snoop_filter"] is False
+    assert eight.data["fsb"]["width_bytes"] * eight.data["fsb"]["clock"] == 800_000_000
+    assert eight.fsb_buses() == [list(range(8))]
+    assert eight.cpu_to_node() == [0] * 8
+
+
+def test_profusion_splits_eight_cpus_over_two_buses() -> None:
+    profusion = machine.find_machine("piii-profusion")
+    assert profusion.instance(8).fsb_buses() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_altix_node_ranges_are_equal_and_contiguous() -> None:
+    altix = machine.load_machine(ALTIX)
+    four = altix.instance(4)
+    quarter = (2 << 30) // 4
+    assert four.node_memory_ranges() == [(i * quarter, (i + 1) * quarter) for i in range(4)]
+
+
+def test_altix_cpu_to_node_map() -> None:
+    altix = machine.load_machine(ALTIX)
+    assert altix.instance(1).cpu_to_node() == [0, 0]
+    assert altix.instance(4).cpu_to_node() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert altix.instance(8).node_cpus(5) == [10, 11]
+
+
+def test_numa_string_contract() -> None:
+    altix = machine.load_machine(ALTIX)
+    assert altix.instance(2).numa_boot_parameter() == "lockstudy.numa=2:0-1/2-3:10,20,20,10"
+    assert altix.instance(1).numa_boot_parameter() == "lockstudy.numa=1:0-1:10"
+    four = altix.instance(4).numa_boot_parameter()
+    assert four == "lockstudy.numa=4:0-1/2-3/4-5/6-7:" + ",".join(
+        map(str, [10, 20, 40, 40, 20, 10, 40, 40, 40, 40, 10, 20, 40, 40, 20, 10])
+    )
+
+
+def test_distances_follow_router_hops_and_are_symmetric() -> None:
+    sixteen = machine.load_machine(ALTIX).instance(16)
+    assert sixteen.router_hops(0, 0) == 0
+    assert sixteen.router_hops(0, 1) == 1  # same pair router
+    assert sixteen.router_hops(0, 2) == 3  # same second-level router
+    assert sixteen.router_hops(0, 15) == 5  # across the top (anchors: at most 5 hops)
+    distances = sixteen.distances()
+    assert all(distances[a][b] == distances[b][a] for a in range(16) for b in range(16))
+    assert all(distances[a][a] == 10 for a in range(16))
+
+
+def test_router_latency_is_fifty_ns_in_ruby_cycles() -> None:
+    four = machine.load_machine(ALTIX).instance(4)
+    assert four.cycles(four.data["network"]["router_latency"]) == 50  # 1 GHz
+
+
+def test_cpu_list_format() -> None:
+    assert machine.format_cpu_list([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    assert machine.format_cpu_list([3]) == "3"
+
+
+def test_units() -> None:
+    assert machine.parse_size("16KiB") == 16384
+    assert machine.parse_frequency("1.5GHz") == 1_500_000_000
+    assert machine.parse_time_ps("50ns") == 50_000
+    assert machine.cycles_at(50_000, 700_000_000) == 35
+    with pytest.raises(ValueError):
+        machine.parse_size("16KB")
+
+
+# --- rejection messages: file, field, reason ---------------------------------
+
+
+def write_variant(tmp_path: Path, source: Path, old: str, new: str, name: str | None = None) -> Path:
+    text = source.read_text()
+    assert old in text, old
+    text = text.replace(old, new, 1)
+    stem = name or source.stem
+    if name:
+        text = text.replace(f'name = "{source.stem}"', f'name = "{name}"', 1)
+    path = tmp_path / f"{stem}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("source", "old", "new", "field", "reason"),
+    [
+        (PIII, 'clock = "700MHz"', 'clock = "700 furlongs"', "machine.clock", "not a frequency"),
+        (PIII, "assoc = 4 ", "assoc = 0 ", "l1i.assoc", "positive integer"),
+        (PIII, "bytes = 32", "bytes = 48", "cache_line.bytes", "power of two"),
+        (PIII, "bytes = 32", "bytes = 128", "cache_line.bytes", "not in cache_line.allowed"),
+        (PIII, "snoop_filter = false", "snoop_filter = 0", "fsb.snoop_filter", "true or false"),
+        (PIII, "snoop_filter = false", "snoop_filter = false\ncolour = 1", "fsb.colour", "unknown field"),
+        (PIII, 'size = "1GiB"', 'size = "4GiB"', "memory.size", "3 GiB"),
+        (PIII, 'bandwidth = "800MB/s"', 'bandwidth = "fast"', "memory.bandwidth", "bandwidth"),
+        (PIII, "counts = [1, 2, 4, 8]", "counts = [8, 4]", "cpus.counts", "increasing order"),
+        (ALTIX, "counts = [1, 2, 4, 8, 16]", "counts = [1, 2, 3]", "nodes.counts", "power of two"),
+        (ALTIX, "counts = [1, 2, 4, 8, 16]", "counts = [1, 32]", "network.tree_fanout", "at most 16 nodes"),
+        (ALTIX, 'interleave = "line"', 'interleave = "node"', "l2_bank.interleave", "must be one of"),
+        (ALTIX, "local_distance = 10", "local_distance = 12", "numa.local_distance", "must be 10"),
+        (ALTIX, 'router_latency = "50ns"', "", "network.router_latency", "missing field"),
+        (ALTIX, 'size = "2MiB"', 'size = "3MiB"', "l2_bank.size", "power-of-two number of sets"),
+    ],
+)
+def test_bad_files_are_rejected_with_file_field_and_reason(tmp_path, source, old, new, field, reason) -> None:
+    path = write_variant(tmp_path, source, old, new)
+    with pytest.raises(machine.MachineError) as caught:
+        machine.load_machine(path)
+    message = str(caught.value)
+    assert str(path) in message and f": {field}: " in message and reason in message, message
+
+
+def test_missing_table_and_bad_kind(tmp_path: Path) -> None:
+    text = PIII.read_text()
+    start = text.index("[chipset]")
+    end = text.index("[memory]")
+    missing = tmp_path / "piii-smp.toml"
+    missing.write_text(text[:start] + text[end:])
+    with pytest.raises(machine.MachineError, match=r"chipset: missing table"):
+        machine.load_machine(missing)
+    bad_kind = write_variant(tmp_path, PIII, 'kind = "classic-smp"', 'kind = "cray"')
+    with pytest.raises(machine.MachineError, match=r"machine.kind: must be one of"):
+        machine.load_machine(bad_kind)
+
+
+def test_name_must_match_file(tmp_path: Path) -> None:
+    path = tmp_path / "other.toml"
+    path.write_text(PIII.read_text())
+    with pytest.raises(machine.MachineError, match=r"machine.name: 'piii-smp' must match the file name 'other'"):
+        machine.load_machine(path)
+
+
+def test_not_toml(tmp_path: Path) -> None:
+    path = tmp_path / "broken.toml"
+    path.write_text("[machine\n")
+    with pytest.raises(machine.MachineError, match=r"broken.toml: not valid TOML"):
+        machine.load_machine(path)
+
+
+def test_sizes_outside_the_family_are_rejected() -> None:
+    with pytest.raises(machine.MachineError, match=r"--cpus 1, 2, 4, 8, not 3"):
+        machine.load_machine(PIII).instance(3)
+    with pytest.raises(machine.MachineError, match=r"allows line sizes \[64, 128\], not 32"):
+        machine.load_machine(ALTIX).instance(2, 32)
+
+
+def test_a_new_machine_needs_no_code(tmp_path: Path) -> None:
+    path = write_variant(tmp_path, ALTIX, "cpus_per_node = 2", "cpus_per_node = 4", name="altix-quad")
+    quad = machine.load_machine(path).instance(2)
+    assert quad.numa_boot_parameter() == "lockstudy.numa=2:0-3/4-7:10,20,20,10"
+
+
+# --- the run plan -----------------------------------------------------------
+
+
+@pytest.fixture()
+def artifacts(tmp_path: Path) -> tuple[Path, Path]:
+    kernel = tmp_path / "vmlinux"
+    image = tmp_path / "rootfs.ext2"
+    kernel.write_bytes(b"\x7fELF")
+    image.write_bytes(b"\0" * 1024)
+    return kernel, image
+
+
+def plan_for(artifacts, *extra: str, outdir: Path | None = None) -> run_plan.RunPlan:
+    kernel, image = artifacts
+    argv = ["--kernel", str(kernel), "--image", str(image), "--outdir", str(outdir or kernel.parent / "out"), *extra]
+    return run_plan.make_plan(run_plan.build_parser().parse_args(argv))
+
+
+def test_kernel_command_line_for_numa(artifacts) -> None:
+    plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--boot", "lockstudy.spinlock=hbo", "--run", "kbench:n=10")
+    line = plan.kernel_args(["console=ttyS0", "root={root_value}"])
+    assert line[:2] == ["console=ttyS0", "root={root_value}"]
+    assert "lockstudy.numa=2:0-1/2-3:10,20,20,10" in line
+    assert "lockstudy.spinlock=hbo" in line and "lockstudy.run=kbench:n=10" in line
+    assert "lockstudy.m5ops=inst" in line and "init=/init" in line
+    assert "lockstudy.checkpoint=1" not in line
+
+
+def test_kernel_command_line_for_smp_checkpoint_and_kvm(artifacts, tmp_path) -> None:
+    plan = plan_for(
+        artifacts, "--machine", "piii-smp", "--cpus", "2", "--fast-forward", "kvm", "--checkpoint-out", str(tmp_path / "ck")
+    )
+    line = plan.kernel_args([])
+    assert not any(arg.startswith("lockstudy.numa=") for arg in line)
+    assert "lockstudy.m5ops=addr" in line and "lockstudy.checkpoint=1" in line
+
+
+def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
+    plan = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "1", "--run", "x:{a}")
+    assert "lockstudy.run=x:{{a}}" in plan.kernel_args([])
+    assert " ".join(plan.kernel_args(["root={root_value}"])).format(root_value="/dev/sda").endswith("lockstudy.run=x:{a}")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--machine", "piii-smp", "--nodes", "2"], "--nodes: piii-smp is sized with --cpus"),
+        (["--machine", "altix-numa", "--cpus", "4"], "--cpus: altix-numa is sized with --nodes"),
+        (["--machine", "piii-smp", "--cpus", "6"], "not 6"),
+        (["--machine", "piii-smp", "--cpus", "2", "--boot", "spinlock=ticket"], "not a lockstudy.<switch>=<value>"),
+        (["--machine", "piii-smp", "--cpus", "2", "--boot", "lockstudy.numa=1:0:10"], "written by run.py"),
+        (["--machine", "piii-smp", "--cpus", "2", "--trace", "protocol"], "use --trace classic"),
+        (["--machine", "altix-numa", "--nodes", "2", "--trace", "classic"], "use --trace protocol"),
+        (["--machine", "piii-smp", "--cpus", "2", "--run", "a b"], "must not contain spaces"),
+        (["--machine", "no-such", "--cpus", "2"], "no such machine 'no-such'"),
+    ],
+)
+def test_bad_commands_are_rejected_before_gem5_runs(artifacts, extra, message) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[").replace(".", r"\.")):
+        plan_for(artifacts, *extra)
+
+
+def test_outdir_defaults_to_gem5s(artifacts, tmp_path) -> None:
+    kernel, image = artifacts
+    args = run_plan.build_parser().parse_args(["--machine", "piii-smp", "--cpus", "1", "--kernel", str(kernel), "--image", str(image)])
+    assert run_plan.make_plan(args, default_outdir=tmp_path / "m5out").outdir == tmp_path / "m5out"
+    with pytest.raises(run_plan.PlanError, match="--outdir: required"):
+        run_plan.make_plan(args)
+
+
+def test_checkpoint_metadata_must_match(artifacts, tmp_path) -> None:
+    checkpoint = tmp_path / "ck"
+    writer = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-out", str(checkpoint), "--boot", "lockstudy.spinlock=ticket")
+    run_plan.write_json_atomically(checkpoint / run_plan.CHECKPOINT_META, writer.checkpoint_meta("k" * 64))
+    same = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-in", str(checkpoint))
+    assert run_plan.check_checkpoint(same, "k" * 64)["count"] == 2
+    other = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "4", "--checkpoint-in", str(checkpoint))
+    with pytest.raises(run_plan.PlanError, match="count=2"):
+        run_plan.check_checkpoint(other, "k" * 64)
+    with pytest.raises(run_plan.PlanError, match="kernel_sha256"):
+        run_plan.check_checkpoint(same, "x" * 64)
+
+
+def test_checkpoint_in_needs_our_metadata(artifacts, tmp_path) -> None:
+    with pytest.raises(run_plan.PlanError, match="not a checkpoint made by run.py"):
+        plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-in", str(tmp_path))
+
+
+def test_build_info_provenance(tmp_path) -> None:
+    kernel = tmp_path / "vmlinux"
+    kernel.write_bytes(b"x")
+    assert "warning" in run_plan.build_info_next_to(kernel)
+    (tmp_path / "build-info.json").write_text(json.dumps({"build": "smp"}))
+    record = run_plan.build_info_next_to(kernel)
+    assert record["build_info"] == {"build": "smp"} and len(record["build_info_sha256"]) == 64
+
+
+def test_result_json_is_written_atomically(tmp_path) -> None:
+    target = tmp_path / "result.json"
+    run_plan.write_json_atomically(target, {"status": "ok"})
+    assert json.loads(target.read_text()) == {"status": "ok"}
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+# --- the guest's console, as result.json records it -------------------------
+
+CONSOLE = """\
+[    0.000000] Linux version 6.1
+LOCKSTUDY-BOOT kernel=6.1.0 cpus=2 m5ops=inst checkpoint=0
+LOCKSTUDY-SPEC kbench
+LOCKSTUDY-RUN kbench index=0 uptime=1.5
+LOCKSTUDY-RESULT-BEGIN kbench
+[   12.000000] random: crng init done
+{"testcase": "kbench", "ops": 1000}
+LOCKSTUDY-RESULT-END
+LOCKSTUDY-DONE status=ok reason=none results=1 uptime=2.0
+"""
+
+
+def test_guest_summary_of_a_complete_run() -> None:
+    summary, incomplete = run_plan.guest_summary(CONSOLE)
+    assert incomplete == []
+    assert summary["results"] == [{"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}}]
+    assert summary["done"]["status"] == "ok" and summary["boot"]["cpus"] == "2"
+    json.dumps(summary)  # result.json must be able to hold it
+
+
+def test_guest_summary_of_a_crashed_run() -> None:
+    summary, incomplete = run_plan.guest_summary(CONSOLE.split("LOCKSTUDY-DONE")[0])
+    assert summary["done"] is None and any("no LOCKSTUDY-DONE" in reason for reason in incomplete)
+
+
+# --- board and Ruby agree on the line size ----------------------------------
+
+
+def _keyword_sources(path: Path, call_name: str) -> dict[str, str]:
+    """Keyword arguments (as source text) of every call to `call_name` in a file."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == call_name:
+            found.update({kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg})
+    return found
+
+
+def test_board_and_ruby_take_the_line_size_from_the_same_instance() -> None:
+    board = _keyword_sources(GEM5_CONFIGS / "run.py", "LockstudyX86Board")
+    ruby = _keyword_sources(GEM5_CONFIGS / "components" / "ruby_numa.py", "RubySystem")
+    assert board["cache_line_size"] == "instance.line_bytes"
+    assert ruby["block_size_bytes"] == "instance.line_bytes"
+    # ... and the hierarchy refuses a board whose line differs from the machine's.
+    assert "board line" in (GEM5_CONFIGS / "components" / "ruby_numa.py").read_text()
+
+
+@pytest.mark.parametrize("path", machine.machine_files(), ids=lambda p: p.stem)
+def test_every_allowed_line_size_gives_consistent_caches(path: Path) -> None:
+    loaded = machine.load_machine(path)
+    for line in loaded.data["cache_line"]["allowed"]:
+        instance = loaded.instance(loaded.counts[-1], line)
+        assert instance.line_bytes == line
+        assert all(start % line == 0 for start, _ in instance.node_memory_ranges())
+
+
+def test_a_scalar_where_a_table_belongs(tmp_path: Path) -> None:
+    text = PIII.read_text()
+    text = "memory = 3\n" + text[: text.index("[memory]")]
+    path = tmp_path / "piii-smp.toml"
+    path.write_text(text)
+    with pytest.raises(machine.MachineError) as caught:
+        machine.load_machine(path)
+    assert f"{path}: memory: must be a table, got 3" in str(caught.value)

@@ -1,0 +1,112 @@
+"""The gem5 side of the machines: these need a gem5 binary (GEM5).
+
+Without GEM5 they skip with the reason (the `gem5` fixture). The boots take
+tens of host minutes, more than the suite's budget, so they also need
+LOCKSTUDY_SLOW_GEM5=1; the --help check runs whenever gem5 is there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lockstudy.paths import ROOT, build_dir
+
+pytestmark = pytest.mark.gem5
+
+RUN_PY = ROOT / "gem5-configs" / "run.py"
+HELP_TIMEOUT_S = 120
+BOOT_TIMEOUT_S = 4 * 3600
+SMOKE_RUN_SPEC = "kbench"
+
+
+def gem5_command(gem5, outdir: Path, *args: str) -> list[str]:
+    return [str(gem5.path), "-d", str(outdir), str(RUN_PY), *args, "--outdir", str(outdir)]
+
+
+def test_run_py_help_under_gem5(gem5, tmp_path) -> None:
+    result = subprocess.run(
+        [str(gem5.path), "-d", str(tmp_path), str(RUN_PY), "--help"],
+        capture_output=True, text=True, timeout=HELP_TIMEOUT_S,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "--machine" in result.stdout and "--checkpoint-in" in result.stdout
+
+
+def test_run_py_rejects_a_bad_machine_under_gem5(gem5, tmp_path) -> None:
+    kernel = tmp_path / "vmlinux"
+    kernel.write_bytes(b"x")
+    result = subprocess.run(
+        gem5_command(gem5, tmp_path, "--machine", "no-such", "--cpus", "1", "--kernel", str(kernel), "--image", str(kernel)),
+        capture_output=True, text=True, timeout=HELP_TIMEOUT_S,
+    )
+    assert result.returncode != 0 and "no such machine 'no-such'" in result.stderr
+
+
+@pytest.fixture()
+def built() -> tuple[Path, Path]:
+    if os.environ.get("LOCKSTUDY_SLOW_GEM5") != "1":
+        pytest.skip("slow: a gem5 boot takes tens of host minutes; set LOCKSTUDY_SLOW_GEM5=1")
+    kernel = build_dir() / "kernel" / "smp" / "vmlinux"
+    image = build_dir() / "image" / "rootfs.ext2"
+    for path in (kernel, image):
+        assert path.is_file(), f"{path} is missing: run ./run.sh setup"
+    return kernel, image
+
+
+def run_gem5(gem5, outdir: Path, *args: str) -> dict:
+    subprocess.run(gem5_command(gem5, outdir, *args), timeout=BOOT_TIMEOUT_S, check=False)
+    return json.loads((outdir / "result.json").read_text())
+
+
+def stats_blocks(outdir: Path) -> int:
+    text = (outdir / "stats.txt").read_text() if (outdir / "stats.txt").exists() else ""
+    return text.count("---------- Begin Simulation Statistics ----------")
+
+
+@pytest.mark.kernel
+def test_piii_two_cpus_boot_and_roi(gem5, built, tmp_path) -> None:
+    kernel, image = built
+    result = run_gem5(
+        gem5, tmp_path, "--machine", "piii-smp", "--cpus", "2", "--kernel", str(kernel), "--image", str(image),
+        "--run", SMOKE_RUN_SPEC,
+    )
+    assert result["status"] == "ok", result["reason"]
+    assert result["guest"]["results"], "no testcase result on the console"
+    assert stats_blocks(tmp_path) == len(result["roi_ticks"]) >= 1
+    assert (tmp_path / "config.json").is_file() and (tmp_path / "console.log").is_file()
+    assert result["provenance"]["machine"]["sha256"]
+
+
+@pytest.mark.kernel
+def test_altix_two_nodes_guest_sees_the_numa_layout(gem5, built, tmp_path) -> None:
+    kernel, image = built
+    result = run_gem5(
+        gem5, tmp_path, "--machine", "altix-numa", "--nodes", "2", "--kernel", str(kernel), "--image", str(image),
+        "--run", SMOKE_RUN_SPEC,
+    )
+    assert result["status"] == "ok", result["reason"]
+    assert "lockstudy.numa=2:0-1/2-3:10,20,20,10" in result["kernel_command_line"]
+
+
+@pytest.mark.kernel
+def test_checkpoint_out_then_in(gem5, built, tmp_path) -> None:
+    kernel, image = built
+    checkpoint = tmp_path / "checkpoint"
+    boot = run_gem5(
+        gem5, tmp_path / "boot", "--machine", "piii-smp", "--cpus", "2", "--kernel", str(kernel), "--image", str(image),
+        "--checkpoint-out", str(checkpoint),
+    )
+    assert boot["status"] == "ok", boot["reason"]
+    assert (checkpoint / "m5.cpt").is_file()
+    restored = run_gem5(
+        gem5, tmp_path / "roi", "--machine", "piii-smp", "--cpus", "2", "--kernel", str(kernel), "--image", str(image),
+        "--checkpoint-in", str(checkpoint), "--run", SMOKE_RUN_SPEC, "--trace", "classic",
+    )
+    assert restored["status"] == "ok", restored["reason"]
+    assert stats_blocks(tmp_path / "roi") >= 1
+    assert (tmp_path / "roi" / "roi.trace.gz").is_file()
