@@ -1,0 +1,55 @@
+"""The built inputs of a run (kernel, image, machine file) and their identities."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from lockstudy.files import file_sha256
+from lockstudy.paths import ROOT, build_dir
+
+MACHINES_DIR = ROOT / "gem5-configs" / "machines"
+
+
+class MissingArtifact(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: Path
+    identity: str  # build id or content hash, from the artifact's build-info.json
+
+
+def read_build_info(directory: Path, what: str) -> dict[str, object]:
+    info = directory / "build-info.json"
+    if not info.is_file():
+        raise MissingArtifact(f"{what}: {info} is missing; run ./run.sh setup")
+    return json.loads(info.read_text())
+
+
+def kernel(build: str, image_kind: str) -> Artifact:
+    """`image_kind` is "vmlinux" (gem5) or "bzImage" (QEMU)."""
+    directory = build_dir() / "kernel" / build
+    info = read_build_info(directory, f"kernel build {build}")
+    path = directory / image_kind
+    if not path.is_file():
+        raise MissingArtifact(f"kernel build {build}: {path} is missing; run ./run.sh build kernel --build {build}")
+    return Artifact(path, str(info["build_id"]))
+
+
+def disk_image() -> Artifact:
+    directory = build_dir() / "image"
+    info = read_build_info(directory, "disk image")
+    path = directory / "rootfs.ext2"
+    if not path.is_file():
+        raise MissingArtifact(f"disk image: {path} is missing; run ./run.sh build image")
+    return Artifact(path, str(info["content_hash"]))
+
+
+def machine_file(name: str) -> Artifact:
+    path = MACHINES_DIR / f"{name}.toml"
+    if not path.is_file():
+        raise MissingArtifact(f"machine {name}: {path} does not exist")
+    return Artifact(path, file_sha256(path))

@@ -1,0 +1,120 @@
+"""The measurement backend: a run is gem5 restoring a shared boot checkpoint.
+
+Checkpoints live in the campaign's folder, one per boot identity: machine,
+size, kernel build, boot arguments, and the identities of the kernel build,
+the image, the machine file and the gem5 version. A different kernel gives
+a different key, so a checkpoint is never reused across kernels; one whose
+completion record does not match is rebuilt. The first run that needs a
+checkpoint builds it while holding its lock; the others wait for it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from lockstudy import gem5 as gem5_finder
+from lockstudy.campaign import artifacts
+from lockstudy.campaign.backends import Outcome, register
+from lockstudy.campaign.spec import RunSpec, digest
+from lockstudy.campaign.store import read_json, write_json_atomically
+from lockstudy.paths import ROOT
+
+RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
+
+
+def checkpoint_identity(spec: RunSpec, gem5: gem5_finder.Gem5Info) -> dict[str, object]:
+    return {
+        **spec.boot_identity(),
+        "kernel_build_id": artifacts.kernel(spec.kernel_build, "vmlinux").identity,
+        "image": artifacts.disk_image().identity,
+        "machine_file": artifacts.machine_file(spec.machine).identity,
+        "gem5_version": gem5.version,
+    }
+
+
+def gem5_argv(gem5: gem5_finder.Gem5Info, spec: RunSpec, outdir: Path) -> list[str]:
+    return [
+        str(gem5.path),
+        "-d",
+        str(outdir / "m5out"),
+        str(RUN_SCRIPT),
+        "--machine",
+        spec.machine,
+        f"--{spec.size_unit}",
+        str(spec.size),
+        "--kernel",
+        str(artifacts.kernel(spec.kernel_build, "vmlinux").path),
+        "--image",
+        str(artifacts.disk_image().path),
+        "--boot",
+        " ".join(spec.boot),
+        "--cpu",
+        spec.cpu_model,
+        "--outdir",
+        str(outdir),
+    ]
+
+
+@register("gem5")
+class Gem5Backend:
+    name = "gem5"
+
+    def preflight(self, specs: list[RunSpec]) -> None:
+        try:
+            gem5_finder.find_gem5()
+        except gem5_finder.Gem5Unavailable as exc:
+            raise RuntimeError(f"the gem5 backend needs gem5: {exc}") from exc
+        for spec in specs:
+            artifacts.kernel(spec.kernel_build, "vmlinux")
+            artifacts.machine_file(spec.machine)
+        artifacts.disk_image()
+
+    def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path) -> Path:
+        identity = checkpoint_identity(spec, gem5)
+        key = digest(identity)
+        root = campaign_dir / "checkpoints"
+        root.mkdir(parents=True, exist_ok=True)
+        target = root / key
+        record = root / f"{key}.json"
+        with open(root / f"{key}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if target.is_dir() and record.is_file() and read_json(record).get("identity") == identity:
+                return target
+            shutil.rmtree(target, ignore_errors=True)
+            building = root / f"{key}.building"
+            shutil.rmtree(building, ignore_errors=True)
+            argv = [*gem5_argv(gem5, spec, building), "--checkpoint-out", str(building / "checkpoint"), "--run", "none"]
+            with open(root / f"{key}.log", "wb") as log:
+                result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT)
+            if result.returncode != 0:
+                raise RuntimeError(f"building boot checkpoint {key} failed (status {result.returncode}; log {root / f'{key}.log'})")
+            building.rename(target)
+            write_json_atomically(record, {"identity": identity, "command": argv})
+        return target
+
+    def run(self, spec: RunSpec, outdir: Path, campaign_dir: Path) -> Outcome:
+        gem5 = gem5_finder.find_gem5()
+        checkpoint = self.checkpoint(spec, gem5, campaign_dir)
+        argv = [
+            *gem5_argv(gem5, spec, outdir),
+            "--run",
+            spec.run,
+            "--trace",
+            spec.trace,
+            "--checkpoint-in",
+            str(checkpoint / "checkpoint"),
+        ]
+        with open(outdir / "gem5.log", "wb") as log:
+            status = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode
+        result_file = outdir / "result.json"
+        if not result_file.is_file():
+            return Outcome("failed", f"gem5 exited with status {status} and wrote no result.json (see gem5.log)", {"command": argv})
+        result = json.loads(result_file.read_text())
+        details = {"command": argv, "checkpoint": str(checkpoint), "gem5_result": str(result_file)}
+        if result.get("status") != "ok" or status != 0:
+            return Outcome("failed", str(result.get("reason") or f"gem5 exited with status {status}"), details)
+        return Outcome("ok", "", details)

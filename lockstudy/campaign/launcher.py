@@ -1,0 +1,79 @@
+"""Running a campaign to completion, resumably.
+
+Each round executes every run that is pending, failed (under the attempt
+limit) or dead; finished runs are skipped. The index for the analysis is
+rewritten at the end of every round.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections import Counter
+
+from lockstudy.campaign.all_backends import BACKENDS
+from lockstudy.campaign.executors import Executor
+from lockstudy.campaign.loader import Campaign
+from lockstudy.campaign.progress import Progress
+from lockstudy.campaign.store import RETRYABLE, CampaignStore, RunStatus, State
+
+
+class CampaignBusy(RuntimeError):
+    pass
+
+
+def hold_launcher_lock(store: CampaignStore):  # type: ignore[no-untyped-def]
+    """One launcher per campaign at a time; the lock dies with its holder."""
+    store.path.mkdir(parents=True, exist_ok=True)
+    handle = open(store.path / "launcher.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        handle.seek(0)
+        raise CampaignBusy(f"another launcher is running this campaign ({handle.read().strip() or 'unknown pid'})") from exc
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int) -> int:
+    BACKENDS[backend]().preflight(campaign.runs)
+    lock = hold_launcher_lock(store)
+    try:
+        store.prepare(campaign.path, campaign.runs)
+        progress = Progress(len(campaign.runs), parallel)
+
+        def current() -> list[RunStatus]:
+            return store.statuses(campaign.runs, campaign.max_attempts, executor.queued(store))
+
+        def report() -> None:
+            print(progress.line(current()), flush=True)
+
+        report()
+        # Dead or killed runs are redone without counting as failures; the
+        # rounds bound how often one launcher retries them.
+        for _round in range(campaign.max_attempts + 1):
+            todo = [spec for spec, status in zip(campaign.runs, current()) if status.state in RETRYABLE]
+            if not todo:
+                break
+            executor.execute(store, todo, backend, report)
+            if not executor.wait:
+                # Handed over (Slurm --no-wait): `campaign status` follows the runs.
+                store.write_index(campaign.runs, campaign.max_attempts, executor.queued(store))
+                return 0
+            store.write_index(campaign.runs, campaign.max_attempts)
+        statuses = current()
+        index = store.write_index(campaign.runs, campaign.max_attempts)
+    finally:
+        lock.close()
+    counts = Counter(s.state for s in statuses)
+    print(progress.line(statuses))
+    print(f"results index: {index}")
+    for status in statuses:
+        if status.state != State.DONE:
+            print(f"  {status.run_id} {status.state.value}: {status.reason}")
+    return 0 if counts[State.DONE] == len(statuses) else 1
+
+

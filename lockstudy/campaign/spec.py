@@ -1,0 +1,76 @@
+"""One run of a campaign, normalised, with a stable id."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+RUN_ID_HEX_DIGITS = 16
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What a run may use on its host; not part of its identity."""
+
+    time_minutes: int
+    memory_gb: int
+    host_cpus: int
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that decides what a run measures."""
+
+    machine: str
+    size: int  # CPUs for a bus machine, nodes for a NUMA machine (see size_unit)
+    size_unit: str  # "cpus" or "nodes"
+    kernel_build: str
+    boot: tuple[str, ...]  # kernel arguments, sorted
+    run: str  # the guest's run spec (lockstudy.run=)
+    cpu_model: str
+    trace: str
+    repeat: int
+    study: str = field(compare=False)
+    resources: Resources = field(compare=False)
+
+    def identity(self) -> dict[str, object]:
+        """The fields that make the run what it is, in a stable form."""
+        data = asdict(self)
+        data.pop("study")
+        data.pop("resources")
+        data["boot"] = list(self.boot)
+        return data
+
+    @property
+    def run_id(self) -> str:
+        return digest(self.identity())
+
+    def boot_identity(self) -> dict[str, object]:
+        """What a boot checkpoint depends on, besides the built artifacts."""
+        return {
+            "machine": self.machine,
+            "size": self.size,
+            "size_unit": self.size_unit,
+            "kernel_build": self.kernel_build,
+            "boot": list(self.boot),
+        }
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["boot"] = list(self.boot)
+        data["run_id"] = self.run_id
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> "RunSpec":
+        fields = dict(data)
+        fields.pop("run_id", None)
+        fields["boot"] = tuple(fields["boot"])  # type: ignore[arg-type]
+        fields["resources"] = Resources(**fields["resources"])  # type: ignore[arg-type]
+        return RunSpec(**fields)  # type: ignore[arg-type]
+
+
+def digest(data: object) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:RUN_ID_HEX_DIGITS]

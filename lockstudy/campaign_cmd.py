@@ -1,0 +1,115 @@
+"""`run.sh campaign`: declare a matrix, run it locally, on Slurm or under QEMU; resume after any failure."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from lockstudy.campaign.all_backends import BACKENDS
+from lockstudy.campaign.executors import make_executor, parallel_slots, slurm_queued
+from lockstudy.campaign.launcher import CampaignBusy, run_campaign
+from lockstudy.campaign.loader import Campaign, CampaignError, load_campaign
+from lockstudy.campaign.spec import digest
+from lockstudy.campaign.store import CampaignStore, State
+from lockstudy.campaign.worker import run_one
+from lockstudy.console import error
+
+EXECUTORS = ("local", "slurm", "qemu")
+USAGE = """\
+run.sh campaign FILE [--dry-run] [--executor local|slurm|qemu] [options]
+       run.sh campaign status FILE
+       run.sh campaign --backend gem5|qemu run-one CAMPAIGN_DIR RUN_ID   (used by the executors)"""
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "campaign",
+        help="run a campaign matrix locally, on Slurm or under QEMU; resumable",
+        usage=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Expand a campaign file (campaigns/*.toml) into runs and execute them.\n"
+            "Runs already done are skipped; failed runs are retried up to the campaign's\n"
+            "max_attempts; runs whose worker died or was killed are redone. A run counts\n"
+            "only when its result.json says ok.\n\n"
+            "executors: local (default; a pool sized to the cores, gem5 runs),\n"
+            "           slurm (sbatch job arrays, gem5 runs unless --backend qemu),\n"
+            "           qemu  (a local pool running the same specs functionally under\n"
+            "                  QEMU TCG: no coherence statistics; validates a campaign\n"
+            "                  before spending simulation hours)."
+        ),
+    )
+    parser.add_argument("words", nargs="+", metavar="FILE", help="the campaign file, or `status FILE`")
+    parser.add_argument("--dry-run", action="store_true", help="list the runs and the boot checkpoints they share; run nothing")
+    parser.add_argument("--executor", choices=EXECUTORS, default="local", help="where runs execute (default: local)")
+    parser.add_argument("--backend", choices=("gem5", "qemu"), help="what a run executes (default: qemu for the qemu executor, gem5 otherwise)")
+    parser.add_argument("--jobs", "-j", type=int, help="local runs at once (default: cores / the widest run's host_cpus)")
+    parser.add_argument("--no-wait", action="store_true", help="slurm: submit and return; `campaign status` follows the jobs")
+    parser.add_argument("--partition", help="slurm: the partition to submit to")
+    parser.add_argument("--results", type=Path, help="results root (default: $LOCKSTUDY_RESULTS or results/raw)")
+    parser.set_defaults(func=run_campaign_command, parser=parser)
+
+
+def run_campaign_command(args: argparse.Namespace) -> int:
+    words: list[str] = args.words
+    if words[0] == "run-one":
+        if len(words) != 3 or not args.backend:
+            args.parser.error("run-one takes --backend and CAMPAIGN_DIR RUN_ID")
+        return run_one(Path(words[1]), words[2], args.backend)
+    status_only = words[0] == "status"
+    files = words[1:] if status_only else words
+    if len(files) != 1:
+        args.parser.error("name one campaign file")
+    try:
+        campaign = load_campaign(Path(files[0]))
+    except CampaignError as exc:
+        error(str(exc))
+        return 2
+    store = CampaignStore(campaign.name, args.results)
+    if status_only:
+        return print_status(campaign, store)
+    if args.dry_run:
+        return print_dry_run(campaign)
+    backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
+    if backend not in BACKENDS:
+        error(f"backend {backend} is not available in this version")
+        return 1
+    slots = parallel_slots(campaign.runs, args.jobs)
+    executor = make_executor(args.executor, slots, not args.no_wait, args.partition)
+    try:
+        return run_campaign(campaign, store, executor, backend, slots)
+    except (CampaignBusy, RuntimeError) as exc:
+        error(str(exc))
+        return 1
+
+
+def print_dry_run(campaign: Campaign) -> int:
+    runs = campaign.runs
+    print(f"campaign {campaign.name}: {len(runs)} run(s)")
+    print(f"{'run id':<17} {'study':<16} {'machine':<12} {'size':<9} {'kernel':<10} {'cpu':<7} boot / run")
+    for spec in runs:
+        size = f"{spec.size} {spec.size_unit}"
+        print(f"{spec.run_id:<17} {spec.study:<16} {spec.machine:<12} {size:<9} {spec.kernel_build:<10} {spec.cpu_model:<7} {' '.join(spec.boot) or '-'} / {spec.run}")
+    checkpoints: dict[str, list[str]] = {}
+    for spec in runs:
+        checkpoints.setdefault(digest(spec.boot_identity()), []).append(spec.run_id)
+    print(f"\n{len(checkpoints)} boot checkpoint(s), each shared by the runs that boot the same way:")
+    for key, members in checkpoints.items():
+        sample = next(s for s in runs if s.run_id == members[0])
+        boot = " ".join(sample.boot) or "(default boot)"
+        print(f"  {key}  {sample.machine} {sample.size} {sample.size_unit}, {sample.kernel_build}, {boot}: {len(members)} run(s)")
+    return 0
+
+
+def print_status(campaign: Campaign, store: CampaignStore) -> int:
+    runs = campaign.runs
+    statuses = store.statuses(runs, campaign.max_attempts, slurm_queued(store))
+    counts = Counter(s.state for s in statuses)
+    print(f"campaign {campaign.name} ({store.path}): " + ", ".join(f"{counts[s]} {s.value}" for s in State if counts[s]))
+    for spec, status in zip(runs, statuses):
+        line = f"  {status.state.value:<8} {spec.run_id} {spec.study} attempts={status.attempts}"
+        if status.reason:
+            line += f"  {status.reason}"
+        print(line)
+    return 0

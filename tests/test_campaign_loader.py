@@ -1,0 +1,143 @@
+"""Campaign files: expansion, stable run ids, and rejection of bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lockstudy.campaign.executors import SlurmExecutor
+from lockstudy.campaign.loader import CampaignError, load_campaign
+from lockstudy.campaign.store import CampaignStore
+from lockstudy.paths import ROOT
+
+GOOD = """\
+[campaign]
+name = "demo"
+
+[defaults.resources]
+time_minutes = 30
+memory_gb = 2
+host_cpus = 1
+
+[[study]]
+name = "sweep"
+machine = "piii-smp"
+cpus = [2, 4]
+boot = ["lockstudy.spinlock=tas", "lockstudy.spinlock=ticket", ""]
+run = "write1b:copies=1,iterations=100"
+
+[[study]]
+name = "numa"
+machine = "altix-numa"
+nodes = 2
+run = ["pft:threads=2,mb=8"]
+repeat = 2
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_matrix_expands_to_the_product(tmp_path: Path) -> None:
+    campaign = load_campaign(write(tmp_path, GOOD))
+    assert len(campaign.runs) == 2 * 3 + 2
+    sweep = [r for r in campaign.runs if r.study == "sweep"]
+    assert {(r.size, r.boot) for r in sweep} == {
+        (c, b) for c in (2, 4) for b in (("lockstudy.spinlock=tas",), ("lockstudy.spinlock=ticket",), ())
+    }
+    numa = [r for r in campaign.runs if r.study == "numa"]
+    assert {r.size_unit for r in numa} == {"nodes"} and {r.repeat for r in numa} == {0, 1}
+
+
+def test_run_ids_are_stable_and_ignore_resources(tmp_path: Path) -> None:
+    first = {r.run_id for r in load_campaign(write(tmp_path, GOOD)).runs}
+    more_time = GOOD.replace("time_minutes = 30", "time_minutes = 90")
+    second = {r.run_id for r in load_campaign(write(tmp_path, more_time)).runs}
+    assert first == second and len(first) == 8
+
+
+def test_boot_argument_order_does_not_change_the_id(tmp_path: Path) -> None:
+    one = GOOD.replace('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas lockstudy.lockref=spinlock"')
+    two = GOOD.replace('"lockstudy.spinlock=tas"', '"lockstudy.lockref=spinlock lockstudy.spinlock=tas"')
+    assert {r.run_id for r in load_campaign(write(tmp_path, one)).runs} == {
+        r.run_id for r in load_campaign(write(tmp_path, two)).runs
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("cpus = [2, 4]", "cpus = [2, 0]"), "study[0].cpus: 0 is not a positive integer"),
+        (('machine = "piii-smp"', 'machine = "pentium9"'), "study[0].machine: no machine file pentium9.toml"),
+        (('name = "sweep"', 'name = "sweep"\ncolour = "red"'), "study[0].colour: unknown field"),
+        (('name = "numa"', 'name = "sweep"'), "study[1].name: 'sweep' names two studies"),
+        (("cpus = [2, 4]", "cpus = [2, 4]\nnodes = 2"), "study[0]: give exactly one of cpus"),
+        (("time_minutes = 30\n", ""), "study[0].resources.time_minutes: missing"),
+        (('run = "write1b:copies=1,iterations=100"', 'run = "write1b:x=1;reboot"'), "study[0].run: run spec 'write1b:x=1;reboot'"),
+        (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas$(touch /tmp/pwned)"'), "study[0].boot: kernel argument"),
+        (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=\'tas\'"'), "study[0].boot: kernel argument"),
+        (('"lockstudy.spinlock=tas"', '"lockstudy.run=pft"'), "lockstudy.run is set by the launcher"),
+        (('name = "demo"', 'name = "de mo"'), "campaign.name: 'de mo' is not a name"),
+        (('[[study]]\nname = "numa"', '[[study]]\nname = "numa"\ncpu_model = "pentium"'), "study[1].cpu_model: 'pentium' is not one of timing, o3"),
+    ],
+)
+def test_bad_campaigns_are_rejected_with_file_field_and_reason(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    old, new = change
+    assert old in GOOD
+    path = write(tmp_path, GOOD.replace(old, new, 1))
+    with pytest.raises(CampaignError) as caught:
+        load_campaign(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert message in str(caught.value)
+
+
+def test_not_toml_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(CampaignError, match="not valid TOML"):
+        load_campaign(write(tmp_path, "[campaign\nname="))
+
+
+def test_cli_rejects_a_bad_file_before_running(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace("cpus = [2, 4]", "cpus = [-1]"))
+    result = subprocess.run([str(ROOT / "run.sh"), "campaign", str(path)], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert f"{path}: study[0].cpus: -1 is not a positive integer" in result.stderr
+
+
+def test_dry_run_lists_runs_and_shared_checkpoints(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD)
+    result = subprocess.run([str(ROOT / "run.sh"), "campaign", str(path), "--dry-run"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    campaign = load_campaign(path)
+    for spec in campaign.runs:
+        assert spec.run_id in result.stdout
+    # 2 sizes x 3 boots on piii-smp, plus one boot shared by both numa repeats.
+    assert "7 boot checkpoint(s)" in result.stdout
+    assert "altix-numa 2 nodes, smp, (default boot): 2 run(s)" in result.stdout
+
+
+def test_job_script_quotes_every_value(tmp_path: Path) -> None:
+    """A results path full of shell syntax reaches the worker as one literal word."""
+    campaign = load_campaign(write(tmp_path, GOOD))
+    hostile = tmp_path / "results $(touch pwned) `touch pwned2`; touch pwned3"
+    store = CampaignStore(campaign.name, hostile)
+    tasks = store.path / "slurm" / "t.tasks"
+    tasks.parent.mkdir(parents=True)
+    tasks.write_text("0123456789abcdef\n")
+    script = SlurmExecutor().script(store, campaign.runs[0].resources, campaign.runs, "qemu", tasks)
+    result = subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env={"SLURM_ARRAY_TASK_ID": "0", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert not list(tmp_path.glob("pwned*")), "a value was executed by the shell"
+    # The worker ran and named the literal path (the run does not exist there).
+    assert result.returncode == 2, result.stderr
+    assert f"{store.path}/runs/0123456789abcdef/spec.json does not exist" in result.stderr
