@@ -20,10 +20,20 @@ from lockstudy.paths import VENV, venv_python
 
 REQUIREMENTS_STAMP = VENV / "lockstudy-requirements.sha256"
 
-# Build steps of the pipeline stages, in pipeline order. Each takes the
-# parsed arguments and must itself skip work that is already up to date.
 BuildStep = Callable[[argparse.Namespace], None]
-BUILD_STEPS: list[tuple[str, BuildStep]] = []
+
+
+def build_steps() -> list[tuple[str, BuildStep]]:
+    """The pipeline stages setup builds, in pipeline order.
+
+    Each takes the parsed arguments and itself skips work that is already
+    up to date. Imported here, not at start-up: `doctor` and `--help` must
+    not depend on the stages' modules.
+    """
+    from lockstudy import image
+    from lockstudy.kernel import target as kernel_target
+
+    return [("kernel builds", kernel_target.setup_step), ("disk image", image.setup_step)]
 
 
 def privileged(argv: list[str]) -> list[str]:
@@ -89,7 +99,7 @@ def run_setup(args: argparse.Namespace) -> int:
         install_debian_packages()
         create_python_env()
         if not args.no_build:
-            for name, build in BUILD_STEPS:
+            for name, build in build_steps():
                 step(name)
                 build(args)
     except (CommandFailed, RuntimeError) as exc:
