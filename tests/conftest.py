@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from lockstudy import gem5 as gem5_finder
+from lockstudy.kernel import specs
+from lockstudy.kernel.build import BuildMissing, require_build
 from lockstudy.paths import ROOT
 
 
@@ -29,3 +31,12 @@ def gem5() -> gem5_finder.Gem5Info:
         return gem5_finder.find_gem5(dict(os.environ))
     except gem5_finder.Gem5Unavailable as exc:
         pytest.skip(f"needs gem5: {exc}")
+
+
+@pytest.fixture(scope="session")
+def smp_bzimage() -> Path:
+    """The smp kernel's bzImage; fails (set-up is part of what CI proves) when it is missing or stale."""
+    try:
+        return require_build(specs.load_builds()["smp"]) / "bzImage"
+    except BuildMissing as exc:
+        pytest.fail(str(exc))

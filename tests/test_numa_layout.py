@@ -29,8 +29,6 @@ from pathlib import Path
 import pytest
 
 from lockstudy import qemu
-from lockstudy.kernel import specs
-from lockstudy.kernel.build import BuildMissing, require_build
 from lockstudy.kernel.initramfs import BUSYBOX, DIRECTORIES, INIT_PROLOGUE, Entry, newc_archive
 from lockstudy.paths import ROOT
 
@@ -93,14 +91,6 @@ def parse_probe(console: str) -> ProbeReport:
 
 
 @pytest.fixture(scope="module")
-def bzimage() -> Path:
-    try:
-        return require_build(specs.load_builds()["smp"]) / "bzImage"
-    except BuildMissing as exc:
-        pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
 def initramfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """busybox + /init + the probe, compiled here with gcc -static."""
     if not BUSYBOX.is_file():
@@ -119,8 +109,8 @@ def initramfs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return image
 
 
-def boot(bzimage: Path, initramfs: Path, log: Path, kernel_args: str = "", numa: qemu.NumaLayout | None = None) -> str:
-    result = qemu.boot(qemu.QemuBoot(kernel=bzimage, console_log=log, cpus=CPUS, memory_mib=MEMORY_MIB,
+def boot(smp_bzimage: Path, initramfs: Path, log: Path, kernel_args: str = "", numa: qemu.NumaLayout | None = None) -> str:
+    result = qemu.boot(qemu.QemuBoot(kernel=smp_bzimage, console_log=log, cpus=CPUS, memory_mib=MEMORY_MIB,
                                      kernel_args=kernel_args, initrd=initramfs, numa=numa,
                                      timeout_seconds=BOOT_TIMEOUT_SECONDS))  # fmt: skip
     assert result.ok, f"{result.describe()}\n{result.console[-3000:]}"
@@ -132,9 +122,9 @@ def qemu_srat_layout() -> qemu.NumaLayout:
     return qemu.NumaLayout(nodes=tuple(qemu.NumaNode(cpus, node_mib) for cpus in CPU_LISTS), distances=DISTANCES)
 
 
-def test_command_line_layout_matches_qemu_srat(bzimage: Path, initramfs: Path, tmp_path: Path) -> None:
-    from_parameter = boot(bzimage, initramfs, tmp_path / "parameter.log", f"lockstudy.numa={NUMA_VALUE}")
-    from_srat = boot(bzimage, initramfs, tmp_path / "srat.log", numa=qemu_srat_layout())
+def test_command_line_layout_matches_qemu_srat(smp_bzimage: Path, initramfs: Path, tmp_path: Path) -> None:
+    from_parameter = boot(smp_bzimage, initramfs, tmp_path / "parameter.log", f"lockstudy.numa={NUMA_VALUE}")
+    from_srat = boot(smp_bzimage, initramfs, tmp_path / "srat.log", numa=qemu_srat_layout())
 
     active = re.search(r"lockstudy\.numa: active (\S+)", from_parameter)
     assert active, "no 'lockstudy.numa: active' line in the kernel log"
@@ -157,8 +147,8 @@ def test_command_line_layout_matches_qemu_srat(bzimage: Path, initramfs: Path, t
         )
 
 
-def test_bad_value_warns_and_falls_back(bzimage: Path, initramfs: Path, tmp_path: Path) -> None:
-    console = boot(bzimage, initramfs, tmp_path / "bad.log", f"lockstudy.numa={BAD_NUMA_VALUE}")
+def test_bad_value_warns_and_falls_back(smp_bzimage: Path, initramfs: Path, tmp_path: Path) -> None:
+    console = boot(smp_bzimage, initramfs, tmp_path / "bad.log", f"lockstudy.numa={BAD_NUMA_VALUE}")
     assert BAD_NUMA_WARNING in console
     report = parse_probe(console)
     assert report.done

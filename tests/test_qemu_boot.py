@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 from lockstudy import qemu
-from lockstudy.kernel import specs
-from lockstudy.kernel.build import BuildMissing, require_build
 from lockstudy.kernel.initramfs import INIT_PROLOGUE, busybox_initramfs
 
 pytestmark = [pytest.mark.qemu, pytest.mark.kernel]
@@ -31,29 +29,21 @@ poweroff -f
 """
 
 
-@pytest.fixture(scope="module")
-def bzimage() -> Path:
-    try:
-        return require_build(specs.load_builds()["smp"]) / "bzImage"
-    except BuildMissing as exc:
-        pytest.fail(str(exc))
-
-
 def probe_line(console: str) -> str:
     found = re.search(r"LOCKSTUDY-PROBE (online=\S+ nproc=\d+)", console)
     return found.group(1) if found else ""
 
 
-def test_smp_kernel_boots_with_every_cpu_online(bzimage: Path, tmp_path: Path) -> None:
+def test_smp_kernel_boots_with_every_cpu_online(smp_bzimage: Path, tmp_path: Path) -> None:
     initramfs = busybox_initramfs(PROBE_INIT, tmp_path / "probe.cpio.gz")
-    result = qemu.boot(qemu.QemuBoot(kernel=bzimage, console_log=tmp_path / "console.log", cpus=CPUS,
+    result = qemu.boot(qemu.QemuBoot(kernel=smp_bzimage, console_log=tmp_path / "console.log", cpus=CPUS,
                                      memory_mib=MEMORY_MIB, initrd=initramfs, timeout_seconds=BOOT_TIMEOUT_SECONDS))  # fmt: skip
     assert result.ok, f"{result.describe()}; console: {tmp_path / 'console.log'}\n{result.console[-3000:]}"
     assert probe_line(result.console) == f"online=0-{CPUS - 1} nproc={CPUS}", result.console[-3000:]
     assert result.accel in ("tcg", "kvm")
 
 
-def test_ext2_disk_is_the_root_on_sda(bzimage: Path, tmp_path: Path) -> None:
+def test_ext2_disk_is_the_root_on_sda(smp_bzimage: Path, tmp_path: Path) -> None:
     """The gem5-like path: an ext2 image on PIIX IDE, found by ata_piix as /dev/sda."""
     mke2fs = shutil.which("mke2fs") or "/sbin/mke2fs"
     root = tmp_path / "root"
@@ -65,15 +55,15 @@ def test_ext2_disk_is_the_root_on_sda(bzimage: Path, tmp_path: Path) -> None:
     init.chmod(0o755)
     disk = tmp_path / "root.ext2"
     subprocess.run([mke2fs, "-q", "-F", "-t", "ext2", "-d", str(root), "-E", "root_owner=0:0", str(disk), "16M"], check=True)
-    result = qemu.boot(qemu.QemuBoot(kernel=bzimage, console_log=tmp_path / "console.log", cpus=2, memory_mib=MEMORY_MIB,
+    result = qemu.boot(qemu.QemuBoot(kernel=smp_bzimage, console_log=tmp_path / "console.log", cpus=2, memory_mib=MEMORY_MIB,
                                      disk=disk, kernel_args="root=/dev/sda rw init=/init", timeout_seconds=BOOT_TIMEOUT_SECONDS))  # fmt: skip
     assert result.ok, f"{result.describe()}\n{result.console[-3000:]}"
     assert "LOCKSTUDY-PROBE root=/dev/root ext2" in result.console or "LOCKSTUDY-PROBE root=/dev/sda ext2" in result.console, result.console[-2000:]
 
 
-def test_a_kernel_without_init_is_a_failed_boot(bzimage: Path, tmp_path: Path) -> None:
+def test_a_kernel_without_init_is_a_failed_boot(smp_bzimage: Path, tmp_path: Path) -> None:
     # No disk, no initramfs: the kernel cannot mount a root and panics.
-    result = qemu.boot(qemu.QemuBoot(kernel=bzimage, console_log=tmp_path / "console.log", cpus=1,
+    result = qemu.boot(qemu.QemuBoot(kernel=smp_bzimage, console_log=tmp_path / "console.log", cpus=1,
                                      memory_mib=MEMORY_MIB, timeout_seconds=BOOT_TIMEOUT_SECONDS))  # fmt: skip
     assert not result.timed_out, result.describe()
     assert result.panicked and not result.powered_off
@@ -81,9 +71,9 @@ def test_a_kernel_without_init_is_a_failed_boot(bzimage: Path, tmp_path: Path) -
     assert "PANIC" in result.describe()
 
 
-def test_a_timeout_is_a_failed_boot(bzimage: Path, tmp_path: Path) -> None:
+def test_a_timeout_is_a_failed_boot(smp_bzimage: Path, tmp_path: Path) -> None:
     initramfs = busybox_initramfs("sleep 3600\n", tmp_path / "hang.cpio.gz")
-    result = qemu.boot(qemu.QemuBoot(kernel=bzimage, console_log=tmp_path / "console.log", cpus=1,
+    result = qemu.boot(qemu.QemuBoot(kernel=smp_bzimage, console_log=tmp_path / "console.log", cpus=1,
                                      memory_mib=MEMORY_MIB, initrd=initramfs, timeout_seconds=HANG_TIMEOUT_SECONDS))  # fmt: skip
     assert result.timed_out and result.exit_status is None
     assert not result.ok
