@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from lockstudy import workloads
+from lockstudy import cpio, workloads
 from lockstudy.files import file_sha256
 from lockstudy.console import error, info, step
 from lockstudy.paths import ROOT, build_dir
@@ -55,8 +55,6 @@ INIT_LINKS = ("sbin/init", "linuxrc")
 # Directories every boot needs, whether or not a file lands in them.
 BASE_DIRS = ("dev", "proc", "sys", "tmp", "scratch", "root", "etc", "mnt")
 DEVICE_NODES = (("dev/console", 0o600, 5, 1), ("dev/null", 0o666, 1, 3))
-NEWC_MAGIC = b"070701"
-CPIO_TRAILER = "TRAILER!!!"
 GZIP_LEVEL = 6  # zlib's default: level 9 takes twice as long for 2% less
 
 
@@ -240,26 +238,19 @@ def manifest_hash(nodes: Iterable[Node]) -> str:
 # ---- the two image formats --------------------------------------------------
 
 
-def _pad4(length: int) -> bytes:
-    return b"\0" * (-length % 4)
-
-
 def newc_cpio(nodes: list[Node], mtime: int) -> bytes:
-    """A newc archive of the nodes: root-owned, fixed mtime, inodes numbered in order."""
-    out = bytearray()
-    trailer = Node(CPIO_TRAILER, "file", 0)
-    for inode, node in enumerate([*nodes, trailer], start=1):
-        if node is trailer:
-            data, mode, inode, stamp = b"", 0, 0, 0
-        else:
-            data = node.source.read_bytes() if node.source else node.target.encode()
-            mode, stamp = node.st_mode, mtime
-        name = node.path.encode() + b"\0"
-        nlink = 2 if node.kind == "dir" else 1
-        fields = [inode, mode, 0, 0, nlink, stamp, len(data), 0, 0, node.rdev[0], node.rdev[1], len(name), 0]
-        header = NEWC_MAGIC + "".join(f"{value:08X}" for value in fields).encode()
-        out += header + name + _pad4(len(header) + len(name)) + data + _pad4(len(data))
-    return bytes(out)
+    """The nodes as a newc archive: root-owned, one fixed mtime, inodes numbered in order."""
+    entries = [
+        cpio.Entry(
+            node.path,
+            node.st_mode,
+            node.source.read_bytes() if node.source else node.target.encode(),
+            mtime,
+            node.rdev,
+        )
+        for node in nodes
+    ]
+    return cpio.newc_archive(entries)
 
 
 def debugfs_script(nodes: list[Node]) -> str:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import gzip
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
+from lockstudy.cpio import Entry, newc_archive
+
 BUSYBOX = Path("/bin/busybox")
-NEWC_MAGIC = "070701"
-TRAILER = "TRAILER!!!"
 DIRECTORIES = ("bin", "dev", "proc", "sys", "tmp")
 
 # Mounts the pseudo file systems and installs the busybox applets, so the
@@ -26,30 +25,6 @@ mount -t devtmpfs devtmpfs /dev
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 """
-
-
-@dataclass(frozen=True)
-class Entry:
-    name: str
-    mode: int
-    data: bytes = b""
-
-
-def _pad(length: int) -> bytes:
-    return b"\0" * (-length % 4)
-
-
-def newc_archive(entries: list[Entry]) -> bytes:
-    """A newc cpio archive of the entries (root-owned, mtime 0, reproducible)."""
-    out = bytearray()
-    for inode, entry in enumerate([*entries, Entry(TRAILER, 0)], start=1):
-        name = entry.name.encode() + b"\0"
-        nlink = 2 if stat.S_ISDIR(entry.mode) else 1
-        fields = [inode, entry.mode, 0, 0, nlink, 0, len(entry.data), 0, 0, 0, 0, len(name), 0]
-        header = (NEWC_MAGIC + "".join(f"{value:08X}" for value in fields)).encode()
-        out += header + name + _pad(len(header) + len(name))
-        out += entry.data + _pad(len(entry.data))
-    return bytes(out)
 
 
 def busybox_initramfs(init_script: str, output: Path, busybox: Path = BUSYBOX) -> Path:
