@@ -150,6 +150,10 @@ class QemuBoot:
     disk: Path | None = None
     initrd: Path | None = None
     numa: NumaLayout | None = None
+    # CPU packages: the CPUs split evenly into this many sockets. A NUMA
+    # layout that splits CPUs sharing a package (one LLC) makes the kernel
+    # warn in topology_sane(); give one socket per node.
+    sockets: int = 1
     timeout_seconds: float = 60.0
     extra_args: tuple[str, ...] = ()
 
@@ -228,6 +232,12 @@ def accel_args(accel: str, settings: QemuSettings) -> list[str]:
     return ["-accel", settings.tcg_accel]
 
 
+def smp_topology(cpus: int, sockets: int) -> str:
+    if sockets == 1:
+        return str(cpus)
+    return f"{cpus},sockets={sockets},cores={cpus // sockets},threads=1"
+
+
 def qemu_command(spec: QemuBoot, accel: str, settings: QemuSettings, binary: str = QEMU_BINARY) -> list[str]:
     if spec.disk is not None and spec.initrd is not None:
         raise QemuError("give either a disk or an initramfs, not both")
@@ -236,11 +246,13 @@ def qemu_command(spec: QemuBoot, accel: str, settings: QemuSettings, binary: str
             raise QemuError(f"{what} {path} not found")
     if spec.cpus < 1:
         raise QemuError(f"cpus must be at least 1, got {spec.cpus}")
+    if spec.sockets < 1 or spec.cpus % spec.sockets:
+        raise QemuError(f"sockets must divide cpus evenly, got {spec.cpus} CPUs in {spec.sockets} sockets")
     if spec.numa is not None:
         spec.numa.validate(spec.cpus, spec.memory_mib, settings.numa_max_memory_mib)
     argv = [
         binary, "-M", settings.machine, *accel_args(accel, settings),
-        "-smp", str(spec.cpus), "-m", f"{spec.memory_mib}M",
+        "-smp", smp_topology(spec.cpus, spec.sockets), "-m", f"{spec.memory_mib}M",
         "-nographic", "-no-reboot",
         "-kernel", str(spec.kernel),
         "-append", " ".join(a for a in (settings.kernel_args, spec.kernel_args) if a),

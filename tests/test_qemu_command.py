@@ -80,3 +80,12 @@ def test_boot_result_is_only_ok_after_a_clean_power_off() -> None:
     assert not qemu.BootResult("", None, True, 9.0, "tcg", powered_off=True).ok
     assert not qemu.BootResult("", 0, False, 1.0, "tcg", powered_off=False).ok
     assert not qemu.BootResult("", 0, False, 1.0, "tcg", powered_off=True, panicked=True).ok
+
+
+def test_sockets_split_the_cpus_evenly(kernel: Path, tmp_path: Path) -> None:
+    spec = qemu.QemuBoot(kernel=kernel, console_log=tmp_path / "c.log", cpus=4, sockets=2)
+    argv = qemu.qemu_command(spec, "tcg", qemu.load_settings())
+    assert argv[argv.index("-smp") + 1] == "4,sockets=2,cores=2,threads=1"
+    uneven = qemu.QemuBoot(kernel=kernel, console_log=tmp_path / "c.log", cpus=4, sockets=3)
+    with pytest.raises(qemu.QemuError, match="4 CPUs in 3 sockets"):
+        qemu.qemu_command(uneven, "tcg", qemu.load_settings())
