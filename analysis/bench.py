@@ -1,0 +1,104 @@
+"""`./run.sh bench analysis`: seconds to read 1,000 runs' gem5 stats.
+
+Generates run folders (analysis/synthetic.py) of the machines and sizes
+in lockstudy/data/bench.toml [analysis], then times discovering and
+reading them (the goal), building the tidy table and writing it as
+Parquet. Prints the figures and writes build/bench/analysis.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from analysis import synthetic
+from analysis.runs import load_results
+from analysis.tidy import stats_table
+from lockstudy.bench_cmd import settings, write_report
+from lockstudy.paths import build_dir
+
+
+def _cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def generate(root: Path, config: dict[str, Any]) -> dict[str, int]:
+    """The run folders; returns lines per dump for each machine."""
+    lines: dict[str, int] = {}
+    templates: dict[tuple[str, int], list[Path]] = {}
+    for variant in range(config["variants"]):
+        for name, count in config["machines"]:
+            folder = root / "templates" / f"{name}-{count}-{variant}"
+            dumps = synthetic.write_run(folder, name, count, config["rois_per_run"], seed=variant)
+            lines[f"{name}-{count}"] = len(dumps[0].lines)
+            templates.setdefault((name, count), []).append(folder)
+    machines = [tuple(m) for m in config["machines"]]
+    for number in range(config["runs"]):
+        name, count = machines[number % len(machines)]
+        source = templates[(name, count)][number % config["variants"]]
+        run = root / "runs" / f"run{number:04d}"
+        run.mkdir(parents=True)
+        for file in ("stats.txt", "config.json", "result.json"):
+            os.link(source / file, run / file)
+    return lines
+
+
+def main() -> int:
+    config = settings("analysis")
+    figures: dict[str, Any] = {"runs": config["runs"], "cpus_here": os.cpu_count()}
+    scratch_parent = build_dir() / "bench"
+    scratch_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="analysis-", dir=scratch_parent) as scratch:
+        root = Path(scratch)
+        started = time.monotonic()
+        lines = generate(root, config)
+        figures["generate_s"] = round(time.monotonic() - started, 2)
+        figures["lines_per_dump"] = lines
+        for name, count in lines.items():
+            print(f"    {name}: {count:,} stat lines per dump (generated)")
+        load_before = os.getloadavg()[0]
+        cpu_before = _cpu_seconds()
+        started = time.monotonic()
+        results, errors = load_results(root / "runs")
+        read = time.monotonic() - started
+        read_cpu = _cpu_seconds() - cpu_before
+        if errors:
+            print(f"bench: {len(errors)} generated runs did not read, e.g. {errors[0][1]}", file=sys.stderr)
+            return 1
+        runs = list(results.runs.values())
+        total_lines = sum(len(d) for r in runs for d in r.dumps)
+        started = time.monotonic()
+        table = stats_table(runs)
+        table_s = time.monotonic() - started
+        started = time.monotonic()
+        table.to_parquet(root / "stats.parquet", index=False)
+        parquet_s = time.monotonic() - started
+    figures.update(
+        read_s=round(read, 2),
+        read_cpu_s=round(read_cpu, 2),
+        read_cpu_ms_per_run=round(1000 * read_cpu / max(1, len(runs)), 1),
+        load_average_before=load_before,
+        values_read=total_lines,
+        values_per_s=round(total_lines / read),
+        table_s=round(table_s, 2),
+        parquet_s=round(parquet_s, 2),
+        goal_read_s=config["goal_read_s"],
+    )
+    verdict = "within" if read <= config["goal_read_s"] else "OVER"
+    print(f"    read {len(runs)} runs ({total_lines:,} values) in {read:.2f} s: {total_lines / read:,.0f} values/s "
+          f"({verdict} the {config['goal_read_s']:.0f} s goal, {os.cpu_count()} CPUs)")
+    print(f"    CPU time of the read {read_cpu:.1f} s (all processes); load average before: {load_before:.1f} "
+          "(other work on the machine slows the wall-clock figure)")
+    print(f"    tidy table {table_s:.2f} s ({len(table):,} rows), Parquet {parquet_s:.2f} s")
+    print(f"\nfigures: {write_report('analysis', figures)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
