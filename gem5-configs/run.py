@@ -2,7 +2,7 @@
 
     $GEM5 -d OUT gem5-configs/run.py --machine piii-smp --cpus 4 \
         --kernel build/kernel/smp/vmlinux --image build/image/rootfs.ext2 \
-        --boot 'lockstudy.spinlock=ticket' --run 'kbench:iterations=1000' \
+        --boot 'lockstudy.spinlock=ticket' --run 'kbench:variant=ticket,duration_ms=10' \
         [--cpu timing|o3] [--checkpoint-out DIR | --checkpoint-in DIR] \
         [--trace off|protocol|classic] --outdir OUT
 

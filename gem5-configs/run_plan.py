@@ -241,7 +241,10 @@ def guest_summary(console_text: str) -> tuple[dict[str, Any], list[str]]:
     """What the guest printed, for result.json, and why it is incomplete (empty: complete)."""
     run = guest_output.parse_console(console_text)
     summary = {
-        "results": [{"testcase": result.testcase, "result": result.data} for result in run.parsed],
+        "results": [
+            {"testcase": result.testcase, "result": result.data, "locks": [lock.as_dict() for lock in run.locks.get(index, [])]}
+            for index, result in enumerate(run.parsed)
+        ],
         "boot": run.boot,
         "spec": run.spec,
         "settings": run.settings,

@@ -3,12 +3,16 @@
 The protocol (written by disk-image/overlay/init):
 
     LOCKSTUDY-BOOT kernel=<release> cpus=<n> m5ops=<form> checkpoint=<0|1>
-    LOCKSTUDY-SPEC <run spec>
+    LOCKSTUDY-SPEC <run spec>                    from lockstudy.run=
+    LOCKSTUDY-SPEC <run spec> source=readfile    after a gem5 checkpoint: replaces it
     LOCKSTUDY-SETTING <name>=<value>      | LOCKSTUDY-SETTINGS absent
     LOCKSTUDY-RUN <testcase> index=<i> uptime=<s>
     LOCKSTUDY-RESULT-BEGIN <testcase>
     <one JSON line>
     LOCKSTUDY-RESULT-END
+    LOCKSTUDY-LOCKS-BEGIN <testcase>             the kernel's lock registry after
+    <address> <size> <name>                      that testcase (lockstudy kernel only)
+    LOCKSTUDY-LOCKS-END
     LOCKSTUDY-ERROR <message>
     LOCKSTUDY-DONE status=ok|error reason=<word> results=<n> uptime=<s>
 
@@ -20,6 +24,10 @@ gives an incomplete run whose results are never handed out
 Kernel messages may interleave with /init's lines on a serial console;
 lines that are not part of the protocol are ignored, and a result block
 takes the one line between its markers that parses as a JSON object.
+
+A run restored from a boot checkpoint learns its run spec from gem5's
+readfile: the last LOCKSTUDY-SPEC line is the spec that ran, and
+`GuestRun.spec_source` says where it came from (cmdline or readfile).
 """
 
 from __future__ import annotations
@@ -33,9 +41,16 @@ MARK = "LOCKSTUDY-"
 BEGIN = "LOCKSTUDY-RESULT-BEGIN"
 END = "LOCKSTUDY-RESULT-END"
 DONE = "LOCKSTUDY-DONE"
+LOCKS_BEGIN = "LOCKSTUDY-LOCKS-BEGIN"
+LOCKS_END = "LOCKSTUDY-LOCKS-END"
+# A line of /sys/kernel/lockstudy/locks (kernel/patches/README.md).
+REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) (\d+) (\S.*)$")
 # A protocol line may follow other text on the same console line (a kernel
 # message without its newline); it always runs to the end of the line.
 PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")
+# A run spec has no spaces; a SPEC line may end with the spec's source.
+SPEC_SOURCE = re.compile(r"^(\S*)(?:\s+source=(\w+))?$")
+SPEC_FROM_CMDLINE = "cmdline"
 
 
 class IncompleteRun(RuntimeError):
@@ -65,6 +80,18 @@ class TestcaseResult:
 
 
 @dataclass(frozen=True)
+class RegisteredLock:
+    """One line of the kernel's lock registry: where a lock of the study lives."""
+
+    address: int
+    size: int
+    name: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"address": f"0x{self.address:x}", "size": self.size, "name": self.name}
+
+
+@dataclass(frozen=True)
 class Done:
     status: str
     reason: str
@@ -79,10 +106,13 @@ class Done:
 class GuestRun:
     boot: dict[str, str] = field(default_factory=dict)
     spec: str | None = None
+    spec_source: str | None = None  # "cmdline", or "readfile" after a checkpoint
     settings: dict[str, str] | None = None  # None: /sys/kernel/lockstudy absent or not printed
     settings_absent: bool = False
     started: list[tuple[str, float | None]] = field(default_factory=list)  # (testcase, guest uptime)
     parsed: list[TestcaseResult] = field(default_factory=list)
+    # The lock registry printed after each result, by testcase index.
+    locks: dict[int, list[RegisteredLock]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # protocol violations found by the parser
     done: Done | None = None
@@ -145,8 +175,14 @@ def parse_console(text: str) -> GuestRun:
     run = GuestRun()
     block: str | None = None  # testcase of the open result block
     block_json: dict[str, Any] | None = None
+    registry: list[RegisteredLock] | None = None  # the open lock block
     for raw in text.replace("\r", "").split("\n"):
         match = PROTOCOL_LINE.search(raw)
+        if registry is not None and match is None:
+            entry = REGISTRY_LINE.match(raw.strip())
+            if entry:
+                registry.append(RegisteredLock(int(entry.group(1), 16), int(entry.group(2)), entry.group(3)))
+            continue
         if block is not None and match is None:
             if block_json is None:
                 candidate = raw.strip()
@@ -178,10 +214,29 @@ def parse_console(text: str) -> GuestRun:
         elif block is not None:
             run.problems.append(f"result block of {block} interrupted by {tag}")
             block, block_json = None, None
+        if tag == LOCKS_BEGIN:
+            if not run.parsed or run.parsed[-1].testcase != rest:
+                run.problems.append(f"lock registry of {rest!r} does not follow its result")
+            registry = []
+            continue
+        if tag == LOCKS_END:
+            if registry is None:
+                run.problems.append("LOCKSTUDY-LOCKS-END without a BEGIN")
+            elif run.parsed:
+                run.locks[len(run.parsed) - 1] = registry
+            registry = None
+            continue
+        if registry is not None:
+            run.problems.append(f"lock registry interrupted by {tag}")
+            registry = None
         if tag == "LOCKSTUDY-BOOT":
             run.boot = _fields(rest)
         elif tag == "LOCKSTUDY-SPEC":
-            run.spec = rest
+            spec = SPEC_SOURCE.match(rest)
+            if spec is None:
+                run.problems.append(f"LOCKSTUDY-SPEC line {rest!r} is not '<spec> [source=<word>]'")
+            else:
+                run.spec, run.spec_source = spec.group(1), spec.group(2) or SPEC_FROM_CMDLINE
         elif tag == "LOCKSTUDY-SETTINGS" and rest == "absent":
             run.settings_absent = True
         elif tag == "LOCKSTUDY-SETTING":
@@ -199,4 +254,6 @@ def parse_console(text: str) -> GuestRun:
             run.done = Done(fields.get("status", "?"), fields.get("reason", "?"), fields)
     if block is not None:
         run.problems.append(f"result block of {block} has no LOCKSTUDY-RESULT-END")
+    if registry is not None:
+        run.problems.append("lock registry has no LOCKSTUDY-LOCKS-END")
     return run

@@ -7,7 +7,9 @@ The grammar is /init's (disk-image/overlay/opt/lockstudy/lib/spec.sh):
 
 This module checks the syntax before a boot is spent on it; whether a key
 belongs to a testcase is decided by the testcase itself, in the guest
-(`PROGRAM --check`), so the two can never disagree.
+(`PROGRAM --check`), so the two can never disagree. The exception is
+kbench, whose lock variants only the kernel knows: its parameters are
+checked here too (lockstudy/kbench.py, against kernel/variants.toml).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Mapping
+
+from lockstudy import kbench
 
 TESTCASE = re.compile(r"[a-z][a-z0-9_]*")
 KEY = re.compile(r"[a-z][a-z0-9_]*")
@@ -42,11 +46,37 @@ class Item:
             if not VALUE.fullmatch(shown):
                 raise RunSpecError(f"{self.testcase}: {key}={shown!r}: expected [A-Za-z0-9_./-]+")
             words.append(f"{key}={shown}")
+        if self.testcase == kbench.TESTCASE:
+            try:
+                kbench.check_params(self.params)
+            except kbench.KbenchParamError as exc:
+                raise RunSpecError(f"{self.testcase}: {exc}") from exc
         return self.testcase + (":" + ",".join(words) if words else "")
 
 
 def run_spec(items: list[Item]) -> str:
     return "+".join(item.text() for item in items)
+
+
+def parse_run_spec(spec: str) -> list[Item]:
+    """The items of a lockstudy.run= value, checked as run_spec() checks them."""
+    if not spec:
+        return []
+    items = []
+    for text in spec.split("+"):
+        name, sep, args = text.partition(":")
+        if not text or (sep and not args):
+            raise RunSpecError(f"run spec {spec!r}: empty item or ':' with nothing after it")
+        params: dict[str, str | int | float] = {}
+        for word in args.split(",") if args else []:
+            key, eq, value = word.partition("=")
+            if not eq:
+                raise RunSpecError(f"{name}: {word!r} is not KEY=VALUE")
+            params[key] = value
+        item = Item(name, params)
+        item.text()
+        items.append(item)
+    return items
 
 
 def kernel_args(items: list[Item], *, m5ops: str = "off", checkpoint: bool = False) -> str:

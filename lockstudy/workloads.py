@@ -50,9 +50,20 @@ def install_dir() -> str:
     return _make_variable("print-bindir")
 
 
+# Testcases that drive something only the lockstudy kernel has (kbench: the
+# in-kernel lock bench, /sys/kernel/lockstudy/bench): natively they only
+# check their arguments; they run in a guest.
+KERNEL_TESTCASES = ("kbench",)
+
+
 def testcases() -> list[str]:
-    """The harness testcases: one tc_<name>.c each."""
+    """Every testcase: one tc_<name>.c each (the harness ones and kbench)."""
     return sorted(p.stem.removeprefix("tc_") for p in SOURCE_DIR.glob("tc_*.c"))
+
+
+def native_testcases() -> list[str]:
+    """The testcases that run on this machine as well as in a guest."""
+    return [name for name in testcases() if name not in KERNEL_TESTCASES]
 
 
 def source_files() -> list[Path]:

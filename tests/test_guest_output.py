@@ -94,3 +94,41 @@ def test_result_count_must_match_done() -> None:
 def test_settings_absent() -> None:
     run = parse_console("LOCKSTUDY-SETTINGS absent\nLOCKSTUDY-DONE status=ok reason=none results=0\n")
     assert run.settings_absent and run.settings is None and run.results() == []
+
+
+def test_spec_from_readfile_replaces_the_command_line_one() -> None:
+    """After a gem5 checkpoint /init prints the spec `m5 readfile` gave: that one ran."""
+    restored = WHOLE.replace(
+        "LOCKSTUDY-SETTING spinlock=qspinlock\n",
+        "LOCKSTUDY-SETTING spinlock=qspinlock\nLOCKSTUDY-SPEC pft:threads=4,mb=8+samefile:threads=2 source=readfile\n",
+    ).replace("LOCKSTUDY-SPEC pft:threads=4,mb=8+samefile:threads=2\n", "LOCKSTUDY-SPEC (none)\n", 1)
+    run = parse_console(restored)
+    assert run.complete
+    assert run.spec == "pft:threads=4,mb=8+samefile:threads=2" and run.spec_source == "readfile"
+    plain = parse_console(WHOLE)
+    assert plain.spec_source == "cmdline"
+
+
+def test_lock_registry_after_a_result_is_kept_by_testcase_index() -> None:
+    registry = (
+        "LOCKSTUDY-LOCKS-BEGIN pft\n"
+        "0xffffffff81d07100 4 bench:lock\n"
+        "[    2.0] random: crng init done\n"
+        "0xffff888010210060 40 mm:57 mmap_lock\n"
+        "LOCKSTUDY-LOCKS-END\n"
+    )
+    text = WHOLE.replace("LOCKSTUDY-RUN samefile", registry + "LOCKSTUDY-RUN samefile")
+    run = parse_console(text)
+    assert run.complete
+    assert [(lock.address, lock.size, lock.name) for lock in run.locks[0]] == [
+        (0xFFFFFFFF81D07100, 4, "bench:lock"),
+        (0xFFFF888010210060, 40, "mm:57 mmap_lock"),
+    ]
+    assert 1 not in run.locks
+
+
+def test_unterminated_lock_registry_makes_the_run_incomplete() -> None:
+    text = WHOLE.replace("LOCKSTUDY-RUN samefile", "LOCKSTUDY-LOCKS-BEGIN pft\n0xffffffff81d07100 4 bench:lock\nLOCKSTUDY-RUN samefile")
+    run = parse_console(text)
+    assert not run.complete
+    assert any("lock registry interrupted" in problem for problem in run.problems)

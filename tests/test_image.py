@@ -61,6 +61,10 @@ GOOD_SPECS = [
     "fsmix:files=4,size=100+mmapsem:forkevery=0",
     "dd1b:count=1000+dbench:clients=2,seconds=3,dir=/tmp",
     "dd1b",
+    "kbench",
+    "kbench:variant=hbo,cpus=0-1.3,duration_ms=300,hold_loops=100,think_loops=100,placement=shared,repeat=2",
+    # which variants exist is the kernel's to say (the host checks kernel/variants.toml)
+    "kbench:variant=nosuch",
 ]
 BAD_SPECS = [
     ("nosuch:threads=1", "unknown testcase 'nosuch'"),
@@ -81,6 +85,11 @@ BAD_SPECS = [
     ("dbench:seconds=1", "seconds=1 is out of range [2, 86400]"),
     ("dbench:clients=2;reboot", "characters outside"),
     (":threads=1", "no testcase name"),
+    ("kbench:variant=Hbo", "expected a variant name"),
+    ("kbench:placement=mixed", "expected padded or shared"),
+    ("kbench:duration_ms=20000", "out of range [1, 10000]"),
+    ("kbench:cpus=3-1", "bad range 3-1"),
+    ("kbench:threads=2", "unknown parameter 'threads'"),
 ]
 
 

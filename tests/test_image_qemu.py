@@ -9,11 +9,12 @@ issue asks for).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from lockstudy import image
+from lockstudy import guest_output, image
 from lockstudy.guest_output import GuestRun, IncompleteRun, parse_console
 from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.qemu import BootResult, QemuBoot, boot
@@ -99,7 +100,38 @@ def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_pa
             assert r.data["copies"] == cpus and r.data["online_cpus"] == cpus
     pft = next(r for r in results if r.testcase == "pft")
     assert pft.metrics["seed_columns"]["Threads"] == cpus
+    check_lock_registries(run, results)
     record_timings(f"ext2-{cpus}cpu", result, run)
+
+
+# The locks each testcase asks the kernel's registry to list (the harness's
+# lock_requests and samefile's path), as name patterns; every registry also
+# holds the static ones (the bench's, and seed 000's padded locks of the
+# ext2 root and its disk's writeback).
+REQUESTED_LOCKS = {
+    "write1b": [r"files:\d+ file_lock"],
+    "fsmix": [],
+    "pft": [r"mm:\d+ mmap_lock", r"mm:\d+ mmap_lock\.wait_lock"],
+    "mmapsem": [r"mm:\d+ mmap_lock", r"mm:\d+ mmap_lock\.wait_lock"],
+    "samefile": [r"dentry:/scratch/samefile\.\d+/target d_lockref", r"dentry:/scratch/samefile\.\d+/target parent_d_lockref"],
+    "dd1b": [],
+}
+STATIC_LOCKS = [r"bench:lock", r"ext2:sda s_rsv_window_lock", r"ext2:sda s_next_gen_lock", r"bdi:\S+ wb\.list_lock"]
+REQUESTED_KINDS = re.compile(r"^(mm|files|dentry):")
+
+
+def check_lock_registries(run: GuestRun, results: list[guest_output.TestcaseResult]) -> None:
+    for index, r in enumerate(results):
+        names = [lock.name for lock in run.locks.get(index, [])]
+        assert names, f"no lock registry after {r.testcase}"
+        for pattern in STATIC_LOCKS:
+            assert any(re.fullmatch(pattern, n) for n in names), f"{r.testcase}: no {pattern} in {names}"
+        requested = sorted(n for n in names if REQUESTED_KINDS.match(n))
+        expected = REQUESTED_LOCKS[r.testcase]
+        # threads share one process: each request appears once
+        assert len(requested) == len(expected), f"{r.testcase}: requested locks {requested}"
+        for pattern in expected:
+            assert any(re.fullmatch(pattern, n) for n in requested), f"{r.testcase}: no {pattern} in {requested}"
 
 
 @pytest.mark.parametrize("cpus", [1, 4])
@@ -145,11 +177,23 @@ def test_bad_m5ops_ends_in_a_clean_power_off(kernel: Path, rootfs: Path, tmp_pat
 def test_m5ops_address_form_maps_under_the_project_kernel(kernel: Path, rootfs: Path, tmp_path: Path) -> None:
     """m5ops=addr maps 0xFFFF0000 from /dev/mem (what gem5 on KVM needs); under
     QEMU that page is ROM, so the ops are harmless loads and the run completes."""
-    args = f"{ROOT_ARGS} lockstudy.m5ops=addr lockstudy.checkpoint=1 lockstudy.run=samefile:threads=2,iterations=100+dd1b:count=1000"
+    args = f"{ROOT_ARGS} lockstudy.m5ops=addr lockstudy.run=samefile:threads=2,iterations=100+dd1b:count=1000"
     result, run = guest(kernel, tmp_path, "m5addr", 2, args, disk=rootfs)
     assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
     assert [r.data["m5ops"] for r in run.results()] == ["addr", "addr"]
     assert run.boot["m5ops"] == "addr" and run.errors == []
+
+
+def test_checkpoint_readfile_outside_gem5_fails_cleanly(kernel: Path, rootfs: Path, tmp_path: Path) -> None:
+    """After `m5 checkpoint` /init asks gem5 for the run spec (`m5 readfile`).
+    Under QEMU the address form reads the BIOS ROM instead: m5 refuses the
+    nonsense byte count, and the run ends with that error, not a hang."""
+    args = f"{ROOT_ARGS} lockstudy.m5ops=addr lockstudy.checkpoint=1 lockstudy.run=dd1b:count=1000"
+    result, run = guest(kernel, tmp_path, "m5addr-ckpt", 1, args, disk=rootfs)
+    assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
+    assert run.done is not None and run.done.reason == "readfile-failed"
+    assert any("m5 readfile failed" in e and "not gem5?" in e for e in run.errors), run.errors
+    assert run.started == []
 
 
 def test_failing_testcase_stops_the_run_cleanly(kernel: Path, rootfs: Path, tmp_path: Path) -> None:
@@ -161,3 +205,27 @@ def test_failing_testcase_stops_the_run_cleanly(kernel: Path, rootfs: Path, tmp_
     assert any("/nonexistent" in e for e in run.errors), run.errors
     with pytest.raises(IncompleteRun):
         run.results()
+
+
+# Seed 000's padded locks, as the registry names them on the image's root.
+HOT_LOCKS = re.compile(r"^(ext2:sda \S+|bdi:8:0 wb\.list_lock)$")
+CACHE_LINE_BYTES = 64  # x86-64 L1 line: the unit the padding aligns to
+
+
+def hot_lock_lines(kernel_build: str, tmp_path: Path) -> dict[str, int]:
+    kernel_image = kernel_output_dir(kernel_build) / "bzImage"
+    if not kernel_image.is_file():
+        pytest.fail(f"{kernel_image} missing: run ./run.sh setup")
+    spec = "fsmix:threads=1,iterations=10,warmup=1,files=4"
+    result, run = guest(kernel_image, tmp_path, f"layout-{kernel_build}", 1, f"{ROOT_ARGS} lockstudy.run={spec}", disk=image.ext2_path())
+    assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
+    run.results()
+    return {lock.name: lock.address // CACHE_LINE_BYTES for lock in run.locks[0] if HOT_LOCKS.match(lock.name)}
+
+
+def test_padding_gives_each_hot_lock_its_own_line_and_packed_does_not(rootfs: Path, tmp_path: Path) -> None:
+    padded = hot_lock_lines("smp", tmp_path)
+    packed = hot_lock_lines("smp-packed", tmp_path)
+    assert set(padded) == set(packed) and len(padded) == 6, sorted(padded)
+    assert len(set(padded.values())) == len(padded), f"smp: hot locks share lines: {padded}"
+    assert len(set(packed.values())) < len(packed), f"smp-packed: every hot lock on its own line: {packed}"

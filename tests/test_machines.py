@@ -208,11 +208,11 @@ def plan_for(artifacts, *extra: str, outdir: Path | None = None) -> run_plan.Run
 
 
 def test_kernel_command_line_for_numa(artifacts) -> None:
-    plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--boot", "lockstudy.spinlock=hbo", "--run", "kbench:n=10")
+    plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--boot", "lockstudy.spinlock=hbo", "--run", "kbench:duration_ms=10")
     line = plan.kernel_args(["console=ttyS0", "root={root_value}"])
     assert line[:2] == ["console=ttyS0", "root={root_value}"]
     assert "lockstudy.numa=2:0-1/2-3:10,20,20,10" in line
-    assert "lockstudy.spinlock=hbo" in line and "lockstudy.run=kbench:n=10" in line
+    assert "lockstudy.spinlock=hbo" in line and "lockstudy.run=kbench:duration_ms=10" in line
     assert "lockstudy.m5ops=inst" in line and "init=/init" in line
     assert "lockstudy.checkpoint=1" not in line
 
@@ -304,6 +304,9 @@ LOCKSTUDY-RESULT-BEGIN kbench
 [   12.000000] random: crng init done
 {"testcase": "kbench", "ops": 1000}
 LOCKSTUDY-RESULT-END
+LOCKSTUDY-LOCKS-BEGIN kbench
+0xffffffff81d07100 4 bench:lock
+LOCKSTUDY-LOCKS-END
 LOCKSTUDY-DONE status=ok reason=none results=1 uptime=2.0
 """
 
@@ -311,7 +314,9 @@ LOCKSTUDY-DONE status=ok reason=none results=1 uptime=2.0
 def test_guest_summary_of_a_complete_run() -> None:
     summary, incomplete = run_plan.guest_summary(CONSOLE)
     assert incomplete == []
-    assert summary["results"] == [{"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}}]
+    assert summary["results"] == [
+        {"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [{"address": "0xffffffff81d07100", "size": 4, "name": "bench:lock"}]}
+    ]
     assert summary["done"]["status"] == "ok" and summary["boot"]["cpus"] == "2"
     json.dumps(summary)  # result.json must be able to hold it
 

@@ -30,7 +30,7 @@ def programs() -> Path:
 
 
 def test_every_testcase_has_small_arguments() -> None:
-    assert sorted(SMALL_ARGS) == workloads.testcases()
+    assert sorted(SMALL_ARGS) == workloads.native_testcases()
     assert set(workloads.testcases()) <= set(workloads.programs())
 
 
@@ -183,3 +183,12 @@ def test_m5_magic_instructions_are_compiled_in(programs: Path) -> None:
         assert b"\x0f\x04\x5a\x00" in body and b"\x0f\x04\x5b\x00" in body, name
     assert b"\x0f\x04\x21\x00" in (programs / "m5").read_bytes()  # exit
     assert b"\x0f\x04\x43\x00" in (programs / "m5").read_bytes()  # checkpoint
+    assert b"\x0f\x04\x50\x00" in (programs / "m5").read_bytes()  # readfile
+
+
+def test_m5_readfile_prints_nothing_when_off(programs: Path) -> None:
+    """Without gem5 (m5ops off) there is no file to read: no output, exit 0,
+    which /init reads as "keep the command line's run spec"."""
+    for args in (["readfile"], ["m5ops=off", "readfile"]):
+        run = workloads.run_native("m5", args)
+        assert (run.returncode, run.stdout, run.stderr) == (0, "", ""), args

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -32,13 +33,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errors.h"
 #include "harness.h"
 #include "m5ops.h"
 
 #define FAILURE_POLL_NS		100000000L	/* 100 ms */
 #define MAX_COPIES		4096
 #define MAX_SECONDS		86400.0
-#define JSON_BYTES		(64 * 1024)
 #define ROI_WORK_ID		0
 
 struct barrier {
@@ -73,14 +74,9 @@ void die(int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: error: ", testcase.name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vprint_error(testcase.name, errnum, fmt, ap);
 	va_end(ap);
-	if (errnum)
-		fprintf(stderr, ": %s", strerror(errnum));
-	fputc('\n', stderr);
 	/* process copies poll this flag in their barriers: let them go too */
 	if (shared)
 		__atomic_store_n(&shared->failed, 1, __ATOMIC_RELEASE);
@@ -212,20 +208,11 @@ static void parse_args(int argc, char **argv, bool *check_only)
 	}
 
 	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i], *eq = strchr(arg, '=');
-		size_t len;
+		const char *arg = argv[i], *value;
+		size_t len = split_argument(arg, usage, check_only, &value);
 
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			usage();
-			exit(0);
-		}
-		if (!strcmp(arg, "--check")) {
-			*check_only = true;
+		if (!len)
 			continue;
-		}
-		if (!eq || eq == arg)
-			die(0, "argument '%s': expected key=value (see --help)", arg);
-		len = eq - arg;
 		p = find_param(common_params, arg, len);
 		if (p) {
 			const char **slot = !strcmp(p->name, "threads") ? &threads :
@@ -235,17 +222,17 @@ static void parse_args(int argc, char **argv, bool *check_only)
 					    !strcmp(p->name, "seconds") ? &secs :
 					    !strcmp(p->name, "m5ops") ? &m5 : NULL;
 			if (slot)
-				*slot = eq + 1;
+				*slot = value;
 			else
-				pin = parse_uint(p, eq + 1);
+				pin = parse_uint(p, value);
 			continue;
 		}
 		p = find_param(tc->params, arg, len);
 		if (!p)
 			die(0, "argument '%s': unknown parameter '%.*s' (see --help)", arg, (int)len, arg);
-		values[p - tc->params].str = eq + 1;
+		values[p - tc->params].str = value;
 		if (p->type == TC_UINT)
-			values[p - tc->params].uint = parse_uint(p, eq + 1);
+			values[p - tc->params].uint = parse_uint(p, value);
 	}
 
 	if (threads && processes)
@@ -362,11 +349,38 @@ static void pin_copy(struct copy_ctx *c)
 		die(errno, "copy %d: cannot pin to CPU %d", c->index, c->cpu);
 }
 
+#define LOCK_REQUEST_FILE	"/sys/kernel/lockstudy/locks_request"
+
+void register_locks(const char *request)
+{
+	size_t len = strlen(request);
+	int fd = open(LOCK_REQUEST_FILE, O_WRONLY);
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == EACCES || errno == EPERM)
+			return;	/* not the lockstudy kernel, or not root */
+		die(errno, "open %s", LOCK_REQUEST_FILE);
+	}
+	if (write(fd, request, len) != (ssize_t)len)
+		die(errno, "lock registry request '%s'", request);
+	close(fd);
+}
+
+static void register_process_locks(void)
+{
+	const char *const *request;
+
+	for (request = testcase.lock_requests; request && *request; request++)
+		register_locks(*request);
+}
+
 static void copy_main(struct copy_ctx *c)
 {
 	const struct testcase *tc = &testcase;
 	unsigned long long k, ops = 0;
 
+	if (run.processes)
+		register_process_locks();
 	pin_copy(c);
 	if (tc->copy_init)
 		tc->copy_init(c);
@@ -407,87 +421,15 @@ static void *copy_thread(void *arg)
 
 /* ---- results ----------------------------------------------------------- */
 
-struct json {
-	char *buf;
-	size_t len;
-	bool need_comma;
-};
-
-static void json_raw(struct json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void json_raw(struct json *j, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(j->buf + j->len, JSON_BYTES - j->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= JSON_BYTES - j->len)
-		die(0, "internal: result larger than %d bytes", JSON_BYTES);
-	j->len += n;
-}
-
-static void json_key(struct json *j, const char *key)
-{
-	json_raw(j, "%s\"%s\":", j->need_comma ? "," : "", key);
-	j->need_comma = true;
-}
-
-void json_uint(struct json *j, const char *key, unsigned long long v)
-{
-	json_key(j, key);
-	json_raw(j, "%llu", v);
-}
-
-void json_double(struct json *j, const char *key, double v)
-{
-	json_key(j, key);
-	json_raw(j, "%.6f", v);
-}
-
-void json_str(struct json *j, const char *key, const char *v)
-{
-	const char *s;
-
-	json_key(j, key);
-	json_raw(j, "\"");
-	for (s = v; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			json_raw(j, "\\%c", ch);
-		else if (ch < 0x20)
-			json_raw(j, "\\u%04x", ch);
-		else
-			json_raw(j, "%c", ch);
-	}
-	json_raw(j, "\"");
-}
-
-void json_object_begin(struct json *j, const char *key)
-{
-	json_key(j, key);
-	json_raw(j, "{");
-	j->need_comma = false;
-}
-
-void json_object_end(struct json *j)
-{
-	json_raw(j, "}");
-	j->need_comma = true;
-}
-
 static void json_uint_array(struct json *j, const char *key, int n,
 			    unsigned long long (*get)(const struct copy_ctx *c))
 {
 	int i;
 
-	json_key(j, key);
-	json_raw(j, "[");
+	json_array_begin(j, key);
 	for (i = 0; i < n; i++)
-		json_raw(j, "%s%llu", i ? "," : "", get(&run.copy[i]));
-	json_raw(j, "]");
+		json_uint(j, NULL, get(&run.copy[i]));
+	json_array_end(j);
 }
 
 static unsigned long long copy_ops(const struct copy_ctx *c) { return c->ops; }
@@ -546,14 +488,12 @@ long window_minflt(const struct copy_ctx *c)
 static void print_result(void)
 {
 	const struct testcase *tc = &testcase;
-	struct json j = { .buf = malloc(JSON_BYTES) };
+	struct json j;
 	const struct tc_param *p;
 	unsigned long long ops = sum_ops(&run);
 	int i;
 
-	if (!j.buf)
-		die(errno, "out of memory");
-	json_raw(&j, "{");
+	json_begin(&j);
 	json_str(&j, "testcase", tc->name);
 	json_str(&j, "seed", tc->seed);
 	json_str(&j, "status", "ok");
@@ -591,10 +531,7 @@ static void print_result(void)
 		tc->report(&run, &j);
 	json_object_end(&j);
 	json_str(&j, "m5ops", m5ops_mode_name());
-	json_raw(&j, "}");
-	printf("%s\n", j.buf);
-	fflush(stdout);
-	free(j.buf);
+	json_end_print(&j);
 }
 
 /* ---- the run ----------------------------------------------------------- */
@@ -723,6 +660,8 @@ int main(int argc, char **argv)
 
 	if (tc->setup)
 		tc->setup(&run);
+	if (!run.processes)
+		register_process_locks();
 	start_copies(threads);
 
 	barrier_wait(&shared->ready);

@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "json.h"
+
 #define TC_MAX_PARAMS	8
 #define TC_MAX_COUNTERS	4
 
@@ -52,7 +54,6 @@ struct tc_param {
 #define TC_WINDOW_SECONDS	(1u << 1)
 
 struct run_ctx;
-struct json;
 
 /*
  * One copy. Lives in memory shared by all copies and the parent, so
@@ -95,6 +96,12 @@ struct testcase {
 	void (*teardown)(struct run_ctx *run);
 	/* Extra fields of the JSON "metrics" object. Optional. */
 	void (*report)(const struct run_ctx *run, struct json *json);
+	/*
+	 * Per-process locks to list in the kernel's lock registry
+	 * ("mm", "files"; NULL-terminated), requested by every process that
+	 * runs copies, before the warm-up. Optional.
+	 */
+	const char *const *lock_requests;
 };
 
 /* What the harness knows about a run; read-only for testcases except `priv`. */
@@ -114,11 +121,19 @@ struct run_ctx {
 unsigned long long param_uint(const struct run_ctx *run, const char *name);
 const char *param_str(const struct run_ctx *run, const char *name);
 
+/*
+ * Ask the lockstudy kernel to list locks of this process in its lock
+ * registry (/sys/kernel/lockstudy/locks_request: "mm", "files",
+ * "path /abs/path"), so that the analysis can attribute coherence traffic
+ * to them. A kernel without the registry (or not root) is not an error:
+ * the request is skipped; a request the registry refuses is.
+ */
+void register_locks(const char *request);
+
 /* Wait for every copy (not the parent) to arrive; iterations mode only. */
 void copy_barrier(const struct copy_ctx *copy);
 
-/* Print "<testcase>: error: ..." (with errno text if errnum) and stop the run. */
-void die(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* die() (json.h): print "<testcase>: error: ..." (with errno text if errnum) and stop the run. */
 
 /* Sum of one counter, or of ops, over all copies. */
 unsigned long long sum_counter(const struct run_ctx *run, int counter);
@@ -128,12 +143,7 @@ double window_user_s(const struct run_ctx *run);
 double window_system_s(const struct run_ctx *run);
 long window_minflt(const struct copy_ctx *copy);
 
-/* A tiny JSON writer for report(): one object, fields in call order. */
-void json_uint(struct json *json, const char *key, unsigned long long value);
-void json_double(struct json *json, const char *key, double value);
-void json_str(struct json *json, const char *key, const char *value);
-void json_object_begin(struct json *json, const char *key);
-void json_object_end(struct json *json);
+/* report() writes its fields with the JSON writer of json.h. */
 
 extern const struct testcase testcase;
 

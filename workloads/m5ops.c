@@ -78,54 +78,56 @@ int m5ops_init(const char *name, char *err, unsigned long errlen)
  * The magic instruction carries its function code as an immediate, so
  * each op needs its own copy of the instruction: one switch case each.
  */
-#define M5_INST(func, a0, a1) ({					\
+#define M5_INST(func, a0, a1, a2) ({					\
 	uint64_t __ret;							\
-	asm volatile(".byte 0x0f, 0x04\n\t.word %c3"			\
+	asm volatile(".byte 0x0f, 0x04\n\t.word %c4"			\
 		     : "=a"(__ret)					\
-		     : "D"(a0), "S"(a1), "i"(func)			\
+		     : "D"(a0), "S"(a1), "d"(a2), "i"(func)		\
 		     : "memory");					\
 	__ret;								\
 })
 
-static uint64_t m5op_inst(enum m5_func func, uint64_t arg0, uint64_t arg1)
+static uint64_t m5op_inst(enum m5_func func, uint64_t arg0, uint64_t arg1, uint64_t arg2)
 {
 	switch (func) {
 	case M5_EXIT:
-		return M5_INST(M5_EXIT, arg0, arg1);
+		return M5_INST(M5_EXIT, arg0, arg1, arg2);
 	case M5_RESET_STATS:
-		return M5_INST(M5_RESET_STATS, arg0, arg1);
+		return M5_INST(M5_RESET_STATS, arg0, arg1, arg2);
 	case M5_DUMP_STATS:
-		return M5_INST(M5_DUMP_STATS, arg0, arg1);
+		return M5_INST(M5_DUMP_STATS, arg0, arg1, arg2);
 	case M5_CHECKPOINT:
-		return M5_INST(M5_CHECKPOINT, arg0, arg1);
+		return M5_INST(M5_CHECKPOINT, arg0, arg1, arg2);
+	case M5_READ_FILE:
+		return M5_INST(M5_READ_FILE, arg0, arg1, arg2);
 	case M5_WORK_BEGIN:
-		return M5_INST(M5_WORK_BEGIN, arg0, arg1);
+		return M5_INST(M5_WORK_BEGIN, arg0, arg1, arg2);
 	case M5_WORK_END:
-		return M5_INST(M5_WORK_END, arg0, arg1);
+		return M5_INST(M5_WORK_END, arg0, arg1, arg2);
 	}
 	return 0;
 }
 
-/* The address form: the load itself is the op; the arguments ride in %rdi/%rsi. */
-static uint64_t m5op_addr(enum m5_func func, uint64_t arg0, uint64_t arg1)
+/* The address form: the load itself is the op; the arguments ride in %rdi/%rsi/%rdx. */
+static uint64_t m5op_addr(enum m5_func func, uint64_t arg0, uint64_t arg1, uint64_t arg2)
 {
 	const volatile uint8_t *slot = m5_page + ((uint64_t)func << M5OPS_FUNC_SHIFT);
 	uint64_t ret;
 
-	asm volatile("movq (%3), %0"
+	asm volatile("movq (%4), %0"
 		     : "=r"(ret)
-		     : "D"(arg0), "S"(arg1), "r"(slot)
+		     : "D"(arg0), "S"(arg1), "d"(arg2), "r"(slot)
 		     : "memory");
 	return ret;
 }
 
-uint64_t m5op(enum m5_func func, uint64_t arg0, uint64_t arg1)
+uint64_t m5op3(enum m5_func func, uint64_t arg0, uint64_t arg1, uint64_t arg2)
 {
 	switch (mode) {
 	case M5OPS_INST:
-		return m5op_inst(func, arg0, arg1);
+		return m5op_inst(func, arg0, arg1, arg2);
 	case M5OPS_ADDR:
-		return m5op_addr(func, arg0, arg1);
+		return m5op_addr(func, arg0, arg1, arg2);
 	case M5OPS_OFF:
 		break;
 	}

@@ -6,8 +6,9 @@
  *
  * Written from gem5's documented x86 ABI, not from its code:
  *  - the function code is a 16-bit number (below);
- *  - arguments travel in the first two integer argument registers
- *    (%rdi, %rsi), the result comes back in %rax;
+ *  - arguments travel in the integer argument registers of the x86-64
+ *    calling convention (%rdi, %rsi, %rdx, ...; the ops here take at
+ *    most three), the result comes back in %rax;
  *  - "inst" form: the two-byte opcode 0F 04 followed by the 16-bit
  *    function code. Only simulated CPUs decode it; under KVM (or on a
  *    real CPU) it is an invalid opcode.
@@ -38,6 +39,7 @@ enum m5_func {
 	M5_RESET_STATS	= 0x40,
 	M5_DUMP_STATS	= 0x41,
 	M5_CHECKPOINT	= 0x43,
+	M5_READ_FILE	= 0x50,
 	M5_WORK_BEGIN	= 0x5a,
 	M5_WORK_END	= 0x5b,
 };
@@ -58,8 +60,26 @@ int m5ops_init(const char *name, char *err, unsigned long errlen);
 enum m5ops_mode m5ops_mode(void);
 const char *m5ops_mode_name(void);
 
-/* Issue one op; a no-op when the mode is off. */
-uint64_t m5op(enum m5_func func, uint64_t arg0, uint64_t arg1);
+/* Issue one op; a no-op returning 0 when the mode is off. */
+uint64_t m5op3(enum m5_func func, uint64_t arg0, uint64_t arg1, uint64_t arg2);
+
+static inline uint64_t m5op(enum m5_func func, uint64_t arg0, uint64_t arg1)
+{
+	return m5op3(func, arg0, arg1, 0);
+}
+
+/*
+ * gem5's readfile: copy up to `len` bytes of the file the simulation
+ * was given (gem5's `readfile` system parameter), from byte `offset`
+ * on, to the guest's virtual address `buf`; returns the bytes copied,
+ * 0 at the end of the file, when there is no file, or when the mode is
+ * off. gem5 writes through the guest's page tables: every page of `buf`
+ * must be mapped (touched) before the call.
+ */
+static inline uint64_t m5_read_file(void *buf, uint64_t len, uint64_t offset)
+{
+	return m5op3(M5_READ_FILE, (uint64_t)(uintptr_t)buf, len, offset);
+}
 
 /* The region of interest: stats reset at begin, dumped at end. */
 static inline void m5_work_begin(uint64_t work_id, uint64_t thread_id)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errors.h"
 #include "m5ops.h"
 
 #define LINE_BYTES	4096
@@ -39,20 +40,13 @@ static const char *name = "runtimed", *seed = "", *log_path, *ops_unit = "";
 static const char *expect_size, *metric;
 static unsigned long long ops;
 
-static void die(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-
-static void die(int errnum, const char *fmt, ...)
+void die(int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: error: ", name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vprint_error(name, errnum, fmt, ap);
 	va_end(ap);
-	if (errnum)
-		fprintf(stderr, ": %s", strerror(errnum));
-	fputc('\n', stderr);
 	exit(1);
 }
 

@@ -153,8 +153,12 @@ static void mmapsem_report(const struct run_ctx *run, struct json *json)
 
 static const char *const counters[] = { "fault_jobs", "map_jobs", "forks", "pages_faulted", NULL };
 
+/* seed 003: the mmap_lock rwsem and its wait_lock */
+static const char *const lock_requests[] = { "mm", NULL };
+
 const struct testcase testcase = {
 	.name = "mmapsem",
+	.lock_requests = lock_requests,
 	.seed = "003",
 	.summary = "page faults against mmap/mprotect/munmap and fork/exec/wait in one mm (mmap_lock rwsem)",
 	.ops_unit = "one job",

@@ -105,8 +105,12 @@ static void pft_report(const struct run_ctx *run, struct json *json)
 
 static const char *const counters[] = { "pages_touched", "window_minor_faults", NULL };
 
+/* seed 002: every page fault takes mmap_lock for reading */
+static const char *const lock_requests[] = { "mm", NULL };
+
 const struct testcase testcase = {
 	.name = "pft",
+	.lock_requests = lock_requests,
 	.seed = "002",
 	.summary = "page-fault test: T threads fault in their share of an anonymous region, R repetitions",
 	.ops_unit = "one page faulted in",

@@ -38,6 +38,7 @@ static const struct tc_param params[] = {
 static void samefile_setup(struct run_ctx *run)
 {
 	char buf[TARGET_BYTES], path[PATH_MAX];
+	char request[sizeof("path ") + PATH_MAX + sizeof(TARGET)];
 	struct stat st;
 	int fd;
 
@@ -57,6 +58,9 @@ static void samefile_setup(struct run_ctx *run)
 	if (stat(TARGET, &st))
 		die(errno, "stat %s", TARGET);
 	target_ino = st.st_ino;
+	/* seed 004: the file's dentry lockref, and its directory's */
+	snprintf(request, sizeof(request), "path %s/%s", workdir, TARGET);
+	register_locks(request);
 }
 
 static unsigned long long samefile_iteration(struct copy_ctx *c)

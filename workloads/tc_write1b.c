@@ -105,8 +105,12 @@ static void write1b_report(const struct run_ctx *run, struct json *json)
 
 static const char *const counters[] = { "bytes_verified", NULL };
 
+/* seed 001: the fd lookup lock is the files_struct lock (lockstudy.fdlock=) */
+static const char *const lock_requests[] = { "files", NULL };
+
 const struct testcase testcase = {
 	.name = "write1b",
+	.lock_requests = lock_requests,
 	.seed = "001",
 	.summary = "1-byte write() loop into a per-copy file, verified by reading it back",
 	.ops_unit = "one 1-byte write()",

@@ -78,6 +78,7 @@ class QemuBackend:
                 "done": guest.done.status if guest.done else None,
                 "settings": guest.settings,
                 "results": [r.data for r in guest.parsed],
+                "locks": [[lock.as_dict() for lock in guest.locks.get(i, [])] for i in range(len(guest.parsed))],
             },
         }
         if not booted.ok:

@@ -11,20 +11,24 @@
 #
 # ITEM     := TESTCASE[:KEY=VALUE[,KEY=VALUE...]]
 # TESTCASE := write1b | fsmix | pft | mmapsem | samefile   (the harness programs in $LS_BIN)
+#           | kbench                                       (the kernel's lock bench, also in $LS_BIN)
 #           | dd1b | dbench                                (outside programs, timed)
 # KEY      := [a-z][a-z0-9_]*
 # VALUE    := [A-Za-z0-9_./-]+
 # e.g. lockstudy.run=pft:threads=4,mb=64+samefile:threads=2,seconds=2
 #
 # A harness testcase takes the keys its --help lists (threads=, processes=,
-# iterations=, seconds=, warmup=, dir=, ...). dd1b takes count= (bytes, one
+# iterations=, seconds=, warmup=, dir=, ...); kbench takes variant=, cpus=
+# (a CPU list with '.' between its parts, as ',' separates the pairs:
+# cpus=0-1.4-5), duration_ms=, hold_loops=, think_loops=, placement=, repeat=. dd1b takes count= (bytes, one
 # write each; default 1048576 as in the seed) and dir=; dbench takes
 # clients=, seconds= (at least 2) and dir=. Relative dirs are under /scratch on the
 # root file system (ext2); dir=/tmp is tmpfs.
 
 LS_BIN=${LS_BIN:-/opt/lockstudy/bin}
-# The harness testcases are the programs in $LS_BIN but the tools: a new
-# tc_<name>.c in workloads/ (kbench, later) needs no change here.
+# The testcases are the programs in $LS_BIN but the tools: a new
+# tc_<name>.c in workloads/ needs no change here. Each checks its own
+# arguments (PROGRAM ARGS --check).
 LS_TOOLS="runtimed m5"
 LS_TOOL_TESTCASES="dd1b dbench"
 LS_DD1B_KEYS="count dir"

@@ -1,0 +1,96 @@
+"""kbench's run-spec parameters, checked on the host.
+
+kbench (workloads/tc_kbench.c) drives the kernel's lock bench. In the
+guest it checks its own arguments (`kbench ... --check`), but it cannot
+know the lock variants: those are the kernel's, and a name the kernel does
+not know fails only when the bench runs, after a boot. Here the variant is
+checked against kernel/variants.toml, and the rest against
+lockstudy/data/kbench.toml, so a campaign or a test learns of a bad spec
+before anything boots.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from lockstudy.kernel import specs
+from lockstudy.paths import DATA
+
+TESTCASE = "kbench"
+PARAMS_FILE = DATA / "kbench.toml"
+# A CPU list in a run spec: ranges joined by '.' (',' separates the spec's pairs).
+CPU_LIST = re.compile(r"\d+(?:-\d+)?(?:[.,]\d+(?:-\d+)?)*")
+
+
+class KbenchParamError(ValueError):
+    """A kbench parameter the guest (or the kernel) would refuse."""
+
+
+@dataclass(frozen=True)
+class KbenchParams:
+    uint_ranges: dict[str, tuple[int, int]]
+    placements: tuple[str, ...]
+    m5ops_forms: tuple[str, ...]
+    variant_boot: str
+    cpus_all: str
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return ("variant", "cpus", *self.uint_ranges, "placement", "m5ops")
+
+
+def load_params(path: Path = PARAMS_FILE) -> KbenchParams:
+    with open(path, "rb") as handle:
+        data = tomllib.load(handle)
+    try:
+        ranges = {name: (int(spec["min"]), int(spec["max"])) for name, spec in data["uint"].items()}
+        words = data["words"]
+        return KbenchParams(
+            uint_ranges=ranges,
+            placements=tuple(words["placement"]),
+            m5ops_forms=tuple(words["m5ops"]),
+            variant_boot=str(words["variant_boot"]),
+            cpus_all=str(words["cpus_all"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise KbenchParamError(f"{path}: malformed ({exc!r})") from exc
+
+
+def check_params(params: Mapping[str, str | int | float], *, variants_file: Path = specs.VARIANTS_FILE) -> None:
+    """Raise KbenchParamError naming the first parameter kbench or the kernel would refuse."""
+    known = load_params()
+    for key, raw in params.items():
+        value = str(raw)
+        if key not in known.keys:
+            raise KbenchParamError(f"unknown parameter {key!r} (kbench takes: {', '.join(known.keys)})")
+        if key in known.uint_ranges:
+            low, high = known.uint_ranges[key]
+            if not value.isdigit() or not low <= int(value) <= high:
+                raise KbenchParamError(f"{key}={value}: expected a whole number in [{low}, {high}] ({PARAMS_FILE.name})")
+        elif key == "variant":
+            names = [v.name for v in specs.load_spinlock_variants(variants_file)]
+            if value != known.variant_boot and value not in names:
+                raise KbenchParamError(
+                    f"variant={value}: not a lock variant of {variants_file.name} ({', '.join(names)}) nor {known.variant_boot!r}"
+                )
+        elif key == "cpus":
+            if value != known.cpus_all and not _cpu_list_ok(value):
+                raise KbenchParamError(f"cpus={value}: expected {known.cpus_all!r} or a CPU list like 0-3 or 0-1.4-5")
+        elif key == "placement" and value not in known.placements:
+            raise KbenchParamError(f"placement={value}: expected one of {', '.join(known.placements)}")
+        elif key == "m5ops" and value not in known.m5ops_forms:
+            raise KbenchParamError(f"m5ops={value}: expected one of {', '.join(known.m5ops_forms)}")
+
+
+def _cpu_list_ok(value: str) -> bool:
+    if not CPU_LIST.fullmatch(value):
+        return False
+    for part in re.split(r"[.,]", value):
+        first, _, last = part.partition("-")
+        if last and int(first) > int(last):
+            return False
+    return True
