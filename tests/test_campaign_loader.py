@@ -80,6 +80,7 @@ def test_boot_argument_order_does_not_change_the_id(tmp_path: Path) -> None:
         (("cpus = [2, 4]", "cpus = [2, 4]\nnodes = 2"), "study[0]: give exactly one of cpus"),
         (("time_minutes = 30\n", ""), "study[0].resources.time_minutes: missing"),
         (('run = "write1b:copies=1,iterations=100"', 'run = "write1b:x=1;reboot"'), "study[0].run: run spec 'write1b:x=1;reboot'"),
+        (('run = "write1b:copies=1,iterations=100"', 'run = "kbench:variant=mcs"'), "study[0].run: kbench: variant=mcs"),
         (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas$(touch /tmp/pwned)"'), "study[0].boot: kernel argument"),
         (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=\'tas\'"'), "study[0].boot: kernel argument"),
         (('"lockstudy.spinlock=tas"', '"lockstudy.run=pft"'), "lockstudy.run is set by the launcher"),

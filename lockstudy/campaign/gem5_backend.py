@@ -87,7 +87,8 @@ class Gem5Backend:
             shutil.rmtree(target, ignore_errors=True)
             building = root / f"{key}.building"
             shutil.rmtree(building, ignore_errors=True)
-            argv = [*gem5_argv(gem5, spec, building), "--checkpoint-out", str(building / "checkpoint"), "--run", "none"]
+            # No --run: the boot stops at the checkpoint, before any testcase.
+            argv = [*gem5_argv(gem5, spec, building), "--checkpoint-out", str(building / "checkpoint")]
             with open(root / f"{key}.log", "wb") as log:
                 result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT)
             if result.returncode != 0:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lockstudy import run_spec
 from lockstudy.campaign.spec import Resources, RunSpec
 from lockstudy.paths import ROOT
 
@@ -91,6 +92,10 @@ class _Checker:
     def run_spec(self, where: str, value: Any) -> str:
         if not isinstance(value, str) or not RUN_SPEC.match(value):
             raise self.fail(where, f"run spec {value!r} has characters outside [A-Za-z0-9_.,:=+/-]")
+        try:
+            run_spec.parse_run_spec(value)
+        except run_spec.RunSpecError as exc:
+            raise self.fail(where, str(exc)) from exc
         return value
 
     def machine(self, where: str, value: Any) -> str:
