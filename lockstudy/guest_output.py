@@ -11,7 +11,7 @@ The protocol (written by disk-image/overlay/init):
     <one JSON line>
     LOCKSTUDY-RESULT-END
     LOCKSTUDY-LOCKS-BEGIN <testcase>             the kernel's lock registry after
-    <address> <size> <name>                      that testcase (lockstudy kernel only)
+    <address> <physical> <size> <name>           that testcase (lockstudy kernel only)
     LOCKSTUDY-LOCKS-END
     LOCKSTUDY-ERROR <message>
     LOCKSTUDY-DONE status=ok|error reason=<word> results=<n> uptime=<s>
@@ -44,7 +44,7 @@ DONE = "LOCKSTUDY-DONE"
 LOCKS_BEGIN = "LOCKSTUDY-LOCKS-BEGIN"
 LOCKS_END = "LOCKSTUDY-LOCKS-END"
 # A line of /sys/kernel/lockstudy/locks (kernel/patches/README.md).
-REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) (\d+) (\S.*)$")
+REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) 0x([0-9a-f]+) (\d+) (\S.*)$")
 # A protocol line may follow other text on the same console line (a kernel
 # message without its newline); it always runs to the end of the line.
 PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")
@@ -83,12 +83,13 @@ class TestcaseResult:
 class RegisteredLock:
     """One line of the kernel's lock registry: where a lock of the study lives."""
 
-    address: int
+    address: int  # kernel virtual
+    physical: int  # what gem5's traces show
     size: int
     name: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"address": f"0x{self.address:x}", "size": self.size, "name": self.name}
+        return {"address": f"0x{self.address:x}", "physical": f"0x{self.physical:x}", "size": self.size, "name": self.name}
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def parse_console(text: str) -> GuestRun:
         if registry is not None and match is None:
             entry = REGISTRY_LINE.match(raw.strip())
             if entry:
-                registry.append(RegisteredLock(int(entry.group(1), 16), int(entry.group(2)), entry.group(3)))
+                registry.append(RegisteredLock(int(entry.group(1), 16), int(entry.group(2), 16), int(entry.group(3)), entry.group(4)))
             continue
         if block is not None and match is None:
             if block_json is None:

@@ -112,23 +112,23 @@ def test_spec_from_readfile_replaces_the_command_line_one() -> None:
 def test_lock_registry_after_a_result_is_kept_by_testcase_index() -> None:
     registry = (
         "LOCKSTUDY-LOCKS-BEGIN pft\n"
-        "0xffffffff81d07100 4 bench:lock\n"
+        "0xffffffff81d07100 0x0000000001d07100 4 bench:lock\n"
         "[    2.0] random: crng init done\n"
-        "0xffff888010210060 40 mm:57 mmap_lock\n"
+        "0xffff888010210060 0x0000000010210060 40 mm:57 mmap_lock\n"
         "LOCKSTUDY-LOCKS-END\n"
     )
     text = WHOLE.replace("LOCKSTUDY-RUN samefile", registry + "LOCKSTUDY-RUN samefile")
     run = parse_console(text)
     assert run.complete
-    assert [(lock.address, lock.size, lock.name) for lock in run.locks[0]] == [
-        (0xFFFFFFFF81D07100, 4, "bench:lock"),
-        (0xFFFF888010210060, 40, "mm:57 mmap_lock"),
+    assert [(lock.address, lock.physical, lock.size, lock.name) for lock in run.locks[0]] == [
+        (0xFFFFFFFF81D07100, 0x1D07100, 4, "bench:lock"),
+        (0xFFFF888010210060, 0x10210060, 40, "mm:57 mmap_lock"),
     ]
     assert 1 not in run.locks
 
 
 def test_unterminated_lock_registry_makes_the_run_incomplete() -> None:
-    text = WHOLE.replace("LOCKSTUDY-RUN samefile", "LOCKSTUDY-LOCKS-BEGIN pft\n0xffffffff81d07100 4 bench:lock\nLOCKSTUDY-RUN samefile")
+    text = WHOLE.replace("LOCKSTUDY-RUN samefile", "LOCKSTUDY-LOCKS-BEGIN pft\n0xffffffff81d07100 0x0000000001d07100 4 bench:lock\nLOCKSTUDY-RUN samefile")
     run = parse_console(text)
     assert not run.complete
     assert any("lock registry interrupted" in problem for problem in run.problems)

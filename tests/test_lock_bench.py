@@ -35,6 +35,10 @@ from two_nodes import BENCH_LOCK_SYMBOL, CPU_NODE, CPUS, MEMORY_MIB, NUMA_ARG, S
 
 pytestmark = [pytest.mark.qemu, pytest.mark.kernel]
 
+# x86-64 __START_KERNEL_map (arch/x86/include/asm/page_64_types.h)
+KERNEL_IMAGE_BASE = 0xFFFFFFFF80000000
+# x86-64 PAGE_OFFSET with 4-level paging and no KASLR (Documentation/x86/x86_64/mm.rst)
+DIRECT_MAP_BASE = 0xFFFF888000000000
 BENCH_MS = 400
 HOLD_LOOPS = 200
 THINK_LOOPS = 200
@@ -89,8 +93,11 @@ def test_bench_counts_add_up_on_two_nodes(guest_console: str, variant: str) -> N
 
 def test_registry_lists_the_bench_lock_at_its_symbol(guest_console: str, smp_bzimage: Path) -> None:
     locks = lock_bench.parse_registries(guest_console)["initial"]
-    address, size = locks["bench:lock"]
-    assert size == 4
+    lock = locks["bench:lock"]
+    address = lock.address
+    assert lock.size == 4
+    # kernel image: physical = virtual - __START_KERNEL_map (no KASLR, phys_base 0)
+    assert lock.physical == address - KERNEL_IMAGE_BASE
     assert address == symbol_address(smp_bzimage.parent / "System.map", BENCH_LOCK_SYMBOL)
     bench = lock_bench.parse_bench_results(guest_console)["qspinlock"]
     assert int(bench.values["lock_address"], 16) == address
@@ -106,5 +113,7 @@ def test_registry_requests_add_and_clear_dynamic_locks(guest_console: str) -> No
         "dentry:/init d_lockref", "dentry:/init parent_d_lockref",
         "files:PID file_lock", "mm:PID mmap_lock", "mm:PID mmap_lock.wait_lock",
     ]  # fmt: skip
+    for name in added:  # slab objects: the direct map, physical = virtual - PAGE_OFFSET
+        assert requested[name].physical == requested[name].address - DIRECT_MAP_BASE, name
     assert cleared == initial
     assert "REQUEST-BAD refused" in guest_console

@@ -305,7 +305,7 @@ LOCKSTUDY-RESULT-BEGIN kbench
 {"testcase": "kbench", "ops": 1000}
 LOCKSTUDY-RESULT-END
 LOCKSTUDY-LOCKS-BEGIN kbench
-0xffffffff81d07100 4 bench:lock
+0xffffffff81d07100 0x0000000001d07100 4 bench:lock
 LOCKSTUDY-LOCKS-END
 LOCKSTUDY-DONE status=ok reason=none results=1 uptime=2.0
 """
@@ -315,7 +315,7 @@ def test_guest_summary_of_a_complete_run() -> None:
     summary, incomplete = run_plan.guest_summary(CONSOLE)
     assert incomplete == []
     assert summary["results"] == [
-        {"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [{"address": "0xffffffff81d07100", "size": 4, "name": "bench:lock"}]}
+        {"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [{"address": "0xffffffff81d07100", "physical": "0x1d07100", "size": 4, "name": "bench:lock"}]}
     ]
     assert summary["done"]["status"] == "ok" and summary["boot"]["cpus"] == "2"
     json.dumps(summary)  # result.json must be able to hold it

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lockstudy.guest_output import REGISTRY_LINE
+from lockstudy.guest_output import REGISTRY_LINE, RegisteredLock
 
 BENCH_DIR = "/sys/kernel/lockstudy/bench"
 LOCKS_FILE = "/sys/kernel/lockstudy/locks"
@@ -93,16 +93,16 @@ def parse_bench_results(console: str) -> dict[str, BenchResult]:
     return {label: parse_bench(lines) for label, lines in sections(console, BENCH_BEGIN, BENCH_END).items()}
 
 
-def parse_registry(lines: list[str]) -> dict[str, tuple[int, int]]:
-    """name -> (address, size) from the registry's `<address> <size> <name>` lines."""
+def parse_registry(lines: list[str]) -> dict[str, RegisteredLock]:
+    """name -> lock, from the registry's `<address> <physical> <size> <name>` lines."""
     locks = {}
     for line in lines:
         match = REGISTRY_LINE.match(line)
         if not match:
             raise ValueError(f"lock registry line not understood: {line!r}")
-        locks[match.group(3)] = (int(match.group(1), 16), int(match.group(2)))
+        locks[match.group(4)] = RegisteredLock(int(match.group(1), 16), int(match.group(2), 16), int(match.group(3)), match.group(4))
     return locks
 
 
-def parse_registries(console: str) -> dict[str, dict[str, tuple[int, int]]]:
+def parse_registries(console: str) -> dict[str, dict[str, RegisteredLock]]:
     return {label: parse_registry(lines) for label, lines in sections(console, LOCKS_BEGIN, LOCKS_END).items()}
