@@ -1,14 +1,17 @@
-"""`./run.sh bench analysis`: seconds to read 1,000 runs' gem5 stats.
+"""`./run.sh bench analysis`: reading 1,000 runs' stats; attributing a trace.
 
 Generates run folders (analysis/synthetic.py) of the machines and sizes
 in lockstudy/data/bench.toml [analysis], then times discovering and
-reading them (the goal), building the tidy table and writing it as
-Parquet. Prints the figures and writes build/bench/analysis.json.
+reading them (goal: <= 10 s), building the tidy table and writing it as
+Parquet. Then generates a gzip'd Ruby ProtocolTrace (gem5's line format,
+a share of its lines on registered locks' lines) and times the per-lock
+attribution (goal: >= 1 M lines/s). Prints the figures and writes
+build/bench/analysis.json.
 """
 
 from __future__ import annotations
 
-import json
+import gzip
 import os
 import sys
 import tempfile
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import synthetic
+from analysis.protocol_trace import Event, TracedLock, attribute_trace, format_line
 from analysis.runs import load_results
 from analysis.tidy import stats_table
 from lockstudy.bench_cmd import settings, write_report
@@ -49,6 +53,34 @@ def generate(root: Path, config: dict[str, Any]) -> dict[str, int]:
     return lines
 
 
+TRACE_MACHINES = (("L1Cache", "Load", "I>IS"), ("L2Cache", "L1_GETX", "MT>MT_MB"), ("L1Cache", "Fwd_GETX", "M>I"), ("Directory", "Fetch", "I>IM"))
+
+
+def trace_bench(root: Path, config: dict[str, Any]) -> dict[str, Any]:
+    """Lines per second of the per-lock attribution on a generated trace."""
+    line_bytes = config["trace_line_bytes"]
+    locks = [TracedLock(f"lock{i}", 0x1000000 + i * 4096, 4) for i in range(config["trace_locks"])]
+    every = round(1 / config["trace_lock_share"])
+    path = root / "trace.txt.gz"
+    with gzip.open(path, "wt", compresslevel=1) as handle:
+        for number in range(config["trace_lines"]):
+            machine, event, transition = TRACE_MACHINES[number % len(TRACE_MACHINES)]
+            if number % every == 0:
+                address = locks[number % len(locks)].physical
+            else:
+                address = 0x40000000 + (number * line_bytes) % (1 << 28)
+            line = address - address % line_bytes
+            handle.write(format_line(Event(1000 * number, number % 8, machine, event, transition, address, line, "")) + "\n")
+    started = time.monotonic()
+    result = attribute_trace(path, locks, line_bytes)
+    seconds = time.monotonic() - started
+    rate = result.lines_read / seconds
+    verdict = "within" if rate >= config["goal_trace_lines_per_s"] else "UNDER"
+    print(f"    attributed {result.lines_read:,} trace lines ({result.lines_on_locks:,} on lock lines) in {seconds:.2f} s: "
+          f"{rate:,.0f} lines/s ({verdict} the {config['goal_trace_lines_per_s']:,} lines/s goal)")
+    return {"trace_lines": result.lines_read, "trace_lines_on_locks": result.lines_on_locks, "trace_s": round(seconds, 2), "trace_lines_per_s": round(rate)}
+
+
 def main() -> int:
     config = settings("analysis")
     figures: dict[str, Any] = {"runs": config["runs"], "cpus_here": os.cpu_count()}
@@ -79,6 +111,7 @@ def main() -> int:
         started = time.monotonic()
         table.to_parquet(root / "stats.parquet", index=False)
         parquet_s = time.monotonic() - started
+        figures.update(trace_bench(root, config))
     figures.update(
         read_s=round(read, 2),
         read_cpu_s=round(read_cpu, 2),

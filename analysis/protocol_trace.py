@@ -1,0 +1,230 @@
+"""Per-lock coherence events from a Ruby ProtocolTrace, streamed.
+
+gem5 v24 prints one ProtocolTrace line per completed (or stalled)
+controller transition and per sequencer request, all with the same format
+(src/mem/slicc/symbols/StateMachine.py:1653, src/mem/ruby/system/
+Sequencer.cc:408 and :1107):
+
+    "%15d %3s %10s%20s %6s>%-6s %#x %s"
+     tick  version  machine  event  state>next  address  comment
+
+where the address is `printAddress(addr)` = "[0x<addr>, line 0x<line>]"
+(src/mem/ruby/common/Address.cc:80), both in lower-case hex. Controller
+transitions carry the line address; the sequencer's "Begin" lines carry the
+exact physical address of the request and its type in the comment
+(LD, ST, ATOMIC, Locked_RMW_Read, ...). `%10s%20s` has no separator: an
+event name of 20 characters or more runs into the machine name, which is
+split off again with the known machine names below.
+
+Attribution joins the trace with the kernel's lock registry (the physical
+address and size of each lock, lockstudy.guest_output.RegisteredLock):
+
+- a controller event on a line that holds a registered lock counts for
+  that line, under the names of the locks it holds;
+- a sequencer request to such a line counts as a `lock` access when its
+  address falls inside a lock's bytes and as an `other` access (data that
+  shares the lock's line: false sharing) otherwise.
+
+Lines of the trace on other lines are skipped after one substring search,
+so reading is linear in the trace and memory is flat (the counters grow
+with the number of distinct (lock line, controller, event) only).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# SLICC machine names of MESI_Two_Level plus the sequencer's "Seq"
+# (src/mem/ruby/protocol/MESI_Two_Level.slicc; Sequencer.cc).
+MACHINES = ("L1Cache", "L2Cache", "Directory", "DMA", "Seq")
+SEQUENCER = "Seq"
+SEQ_BEGIN = "Begin"
+LINE_MARK = " line 0x"
+ADDRESS_OPEN = "[0x"
+CHUNK_BYTES = 1 << 22
+NEWLINE = b"\n"
+
+
+class TraceFormatError(ValueError):
+    """A trace line on a lock's cache line that does not have gem5's format."""
+
+
+@dataclass(frozen=True)
+class TracedLock:
+    name: str
+    physical: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Event:
+    tick: int
+    version: int
+    machine: str
+    event: str
+    transition: str  # "state>next" ("" for sequencer lines)
+    address: int
+    line: int
+    comment: str
+
+
+@dataclass
+class Attribution:
+    """Counts per registered lock line; `lines_read` and `lines_on_locks` for the record."""
+
+    line_bytes: int
+    lock_lines: dict[int, tuple[TracedLock, ...]]
+    # (line address, machine, version, event) -> count
+    events: Counter[tuple[int, str, int, str]] = field(default_factory=Counter)
+    # (lock name or "other", line address, request type) -> count
+    requests: Counter[tuple[str, int, str]] = field(default_factory=Counter)
+    lines_read: int = 0
+    lines_on_locks: int = 0
+
+    def events_by_lock(self) -> Counter[tuple[str, str, str]]:
+        """(lock name, machine, event) -> count; a line with several locks counts for each."""
+        out: Counter[tuple[str, str, str]] = Counter()
+        for (line, machine, _version, event), count in self.events.items():
+            for lock in self.lock_lines[line]:
+                out[(lock.name, machine, event)] += count
+        return out
+
+
+def lock_lines(locks: Iterable[TracedLock], line_bytes: int) -> dict[int, tuple[TracedLock, ...]]:
+    """Line address -> the locks with at least one byte on that line."""
+    lines: dict[int, list[TracedLock]] = {}
+    for lock in locks:
+        first = lock.physical - lock.physical % line_bytes
+        last = lock.physical + max(lock.size, 1) - 1
+        for line in range(first, last + 1, line_bytes):
+            lines.setdefault(line, []).append(lock)
+    return {line: tuple(held) for line, held in lines.items()}
+
+
+def split_machine(token: str) -> tuple[str, str]:
+    """'L2CacheL2_Replacement_clean' -> ('L2Cache', 'L2_Replacement_clean')."""
+    for machine in MACHINES:
+        if token.startswith(machine):
+            return machine, token[len(machine) :]
+    raise TraceFormatError(f"no known machine ({', '.join(MACHINES)}) at the start of {token!r}")
+
+
+def parse_line(text: str) -> Event:
+    """One ProtocolTrace line (any, not only lock lines)."""
+    open_at = text.find(ADDRESS_OPEN)
+    close_at = text.find("]", open_at)
+    if open_at < 0 or close_at < 0:
+        raise TraceFormatError(f"no [0x<addr>, line 0x<line>] in {text!r}")
+    head = text[:open_at].split()
+    address_text, _, line_text = text[open_at + 1 : close_at].partition(",")
+    if len(head) < 3 or not line_text.strip().startswith("line 0x"):
+        raise TraceFormatError(f"not a ProtocolTrace line: {text!r}")
+    tick, version = int(head[0]), int(head[1])
+    rest = head[2:]
+    if rest[0] in MACHINES:
+        machine, event, rest = rest[0], rest[1] if len(rest) > 1 else "", rest[2:]
+    else:
+        machine, event = split_machine(rest[0])
+        rest = rest[1:]
+    transition = rest[0] if rest and rest[0] != ">" else ""
+    return Event(
+        tick=tick,
+        version=version,
+        machine=machine,
+        event=event,
+        transition=transition,
+        address=int(address_text, 16),
+        line=int(line_text.strip()[len("line ") :], 16),
+        comment=text[close_at + 1 :].strip(),
+    )
+
+
+def attribute_lines(lines: Iterable[str], locks: Iterable[TracedLock], line_bytes: int, source: str = "trace") -> Attribution:
+    """Count the events and requests on the registered locks' lines."""
+    by_line = lock_lines(locks, line_bytes)
+    # The trace prints line addresses as lower-case hex without padding:
+    # compare the text, so lines on other lines cost one search and a dict miss.
+    wanted = {format(line, "x"): line for line in by_line}
+    result = Attribution(line_bytes=line_bytes, lock_lines=by_line)
+    for number, text in enumerate(lines, 1):
+        result.lines_read += 1
+        at = text.find(LINE_MARK)
+        if at < 0:
+            continue
+        line = wanted.get(text[at + len(LINE_MARK) : text.find("]", at)])
+        if line is not None:
+            record(result, line, text, lambda n=number: f"{source}:{n}")
+    return result
+
+
+def record(result: Attribution, line: int, text: str, where: Callable[[], str]) -> None:
+    """Count one trace line that is on the registered line `line`."""
+    result.lines_on_locks += 1
+    try:
+        event = parse_line(text)
+    except (TraceFormatError, ValueError) as exc:
+        raise TraceFormatError(f"{where()}: {exc}") from exc
+    if event.machine == SEQUENCER:
+        if event.event == SEQ_BEGIN:
+            locks = result.lock_lines[line]
+            holder = next((lock.name for lock in locks if lock.physical <= event.address < lock.physical + lock.size), "other")
+            result.requests[(holder, line, event.comment)] += 1
+        return
+    result.events[(line, event.machine, event.version, event.event)] += 1
+
+
+def attribute_trace(path: Path, locks: Iterable[TracedLock], line_bytes: int, chunk_bytes: int = CHUNK_BYTES) -> Attribution:
+    """attribute_lines() over a (gzip'd) trace file, scanned in chunks.
+
+    One regular expression names every registered line, so the scan of the
+    text runs in the regex engine and Python only sees the lines on locks;
+    memory is one chunk whatever the trace's size.
+    """
+    by_line = lock_lines(locks, line_bytes)
+    result = Attribution(line_bytes=line_bytes, lock_lines=by_line)
+    if not by_line:
+        return result
+    hex_lines = {format(line, "x").encode(): line for line in by_line}
+    pattern = re.compile(re.escape(LINE_MARK.encode()) + b"(" + b"|".join(sorted(hex_lines)) + b")]")
+    opener = gzip.open if path.suffix == ".gz" else open
+    lines_before = 0
+    carry = b""
+    with opener(path, "rb") as handle:
+        while True:
+            block = handle.read(chunk_bytes)
+            data = carry + block
+            cut = len(data) if not block else data.rfind(b"\n") + 1
+            chunk, carry = data[:cut], data[cut:]
+            for match in pattern.finditer(chunk):
+                start = chunk.rfind(b"\n", 0, match.start()) + 1
+                end = chunk.find(b"\n", match.end())
+                text = chunk[start : end if end >= 0 else len(chunk)].decode(errors="replace")
+                record(result, hex_lines[match.group(1)], text,
+                       lambda s=start, b=lines_before, c=chunk: f"{path}:{b + c.count(NEWLINE, 0, s) + 1}")  # fmt: skip
+            lines_before += chunk.count(b"\n") + (1 if not block and chunk and not chunk.endswith(b"\n") else 0)
+            if not block:
+                break
+    result.lines_read = lines_before
+    return result
+
+
+def format_line(event: Event) -> str:
+    """The line gem5 prints for `event` (the same printf format), for generated traces."""
+    address = f"[0x{event.address:x}, line 0x{event.line:x}]"
+    if event.machine == SEQUENCER:
+        state = f"{'':>6}>{'':<6}"
+    else:
+        before, _, after = event.transition.partition(">")
+        state = f"{before:>6}>{after:<6}"
+    return f"{event.tick:15d} {event.version:>3} {event.machine:>10}{event.event:>20} {state} {address} {event.comment}".rstrip()
+
+
+def events_of(lines: Iterable[str]) -> Iterator[Event]:
+    for text in lines:
+        if LINE_MARK in text:
+            yield parse_line(text)
