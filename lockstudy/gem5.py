@@ -7,9 +7,11 @@ the binary in the GEM5 environment variable.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +21,7 @@ HOW_TO_GET = (
     f"build gem5 v24.0 or newer from its source (its default X86 gem5.opt target; "
     f"see {BUILD_DOCS}), then export GEM5=/path/to/build/X86/gem5.opt"
 )
-BUILD_INFO_TIMEOUT_S = 120
+PROBE_TIMEOUT_S = 120
 
 
 class Gem5Unavailable(RuntimeError):
@@ -48,13 +50,27 @@ class Gem5Info:
         return {"path": str(self.path), "version": self.version, "protocol": self.ruby_protocol}
 
 
-def parse_build_info(text: str) -> tuple[str, dict[str, str]]:
-    """Parse the output of `gem5.opt --build-info`."""
-    match = re.search(r"^gem5 version (\S+)", text, re.MULTILINE)
-    if not match:
-        raise ValueError("no 'gem5 version' line in the --build-info output")
-    options = dict(re.findall(r"^\s+(\w+) = (.*)$", text, re.MULTILINE))
-    return match.group(1), {key: value.strip() for key, value in options.items()}
+# What the binary reports about itself. `gem5.opt --build-info` fails in
+# v24.0.0.1 (AttributeError: m5.defines has no gem5Version), so we ask its
+# Python directly: the version from _m5.core and the build options.
+PROBE_MARK = "LOCKSTUDY-GEM5 "
+PROBE = (
+    "import json, _m5.core, m5.defines; "
+    f"print({PROBE_MARK!r} + json.dumps({{'version': _m5.core.gem5Version, "
+    "'build': {k: str(v) for k, v in m5.defines.buildEnv.items()}}))"
+)
+
+
+def parse_probe(text: str) -> tuple[str, dict[str, str]]:
+    """The version and build options from the probe's output line."""
+    for line in text.splitlines():
+        if line.startswith(PROBE_MARK):
+            try:
+                report = json.loads(line[len(PROBE_MARK) :])
+                return str(report["version"]), {str(k): str(v) for k, v in report["build"].items()}
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"unreadable self-description {line!r}") from exc
+    raise ValueError("it did not describe itself (no version and build options)")
 
 
 def find_gem5(environ: dict[str, str] | None = None) -> Gem5Info:
@@ -68,13 +84,14 @@ def find_gem5(environ: dict[str, str] | None = None) -> Gem5Info:
     if not os.access(path, os.X_OK):
         raise Gem5Unavailable(f"GEM5={value}: not executable (chmod +x it)")
     try:
-        result = subprocess.run(
-            [str(path), "--build-info"], capture_output=True, text=True, timeout=BUILD_INFO_TIMEOUT_S
-        )
+        with tempfile.TemporaryDirectory(prefix="lockstudy-gem5-probe-") as outdir:
+            result = subprocess.run(
+                [str(path), "-q", "-d", outdir, "-c", PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
+            )
     except subprocess.TimeoutExpired as exc:
-        raise Gem5Unavailable(f"GEM5={value}: `--build-info` did not answer in {BUILD_INFO_TIMEOUT_S} s") from exc
+        raise Gem5Unavailable(f"GEM5={value}: it did not describe itself in {PROBE_TIMEOUT_S} s") from exc
     try:
-        version, options = parse_build_info(result.stdout)
+        version, options = parse_probe(result.stdout)
     except ValueError as exc:
         raise Gem5Unavailable(f"GEM5={value}: {exc}; is it a gem5 binary?") from exc
     info = Gem5Info(path.resolve(), version, options)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -87,44 +87,38 @@ def test_doctor_for_test_passes_after_setup_without_gem5() -> None:
 
 
 def fake_binary(tmp_path: Path, output: str) -> Path:
-    """A stand-in executable that prints `output` for `--build-info`.
+    """A stand-in executable that prints `output` whatever it is asked.
 
     It exercises only our detection of what a binary reports about itself;
     no test uses it in place of a gem5 simulation.
     """
     path = tmp_path / "gem5.opt"
-    path.write_text("#!/bin/sh\ncat <<'EOF'\n" + textwrap.dedent(output) + "EOF\n")
+    path.write_text("#!/bin/sh\ncat <<'EOF'\n" + output + "\nEOF\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
 
-BUILD_INFO_V24 = """\
-    Build information:
-
-    gem5 version 24.0.0.1
-    compiled Nov 21 2026 07:00:00
-    build options:
-        BUILD_ISA = True
-        PROTOCOL = MESI_Two_Level
-        USE_X86_ISA = True
-"""
+def probe_output(version: str, **build: str) -> str:
+    """What gem5_finder.PROBE prints (gem5 v24.0.0.1 printed this, with more options)."""
+    options = {"PROTOCOL": "MESI_Two_Level", "USE_X86_ISA": "True", **build}
+    return "info: Standard input is not a terminal, disabling listeners.\n" + gem5_finder.PROBE_MARK + json.dumps({"version": version, "build": options})
 
 
-def test_gem5_build_info_is_parsed() -> None:
-    version, options = gem5_finder.parse_build_info(textwrap.dedent(BUILD_INFO_V24))
+def test_gem5_self_description_is_parsed() -> None:
+    version, options = gem5_finder.parse_probe(probe_output("24.0.0.1"))
     assert version == "24.0.0.1"
     assert options["PROTOCOL"] == "MESI_Two_Level"
     assert options["USE_X86_ISA"] == "True"
 
 
 def test_gem5_too_old_is_rejected(tmp_path: Path) -> None:
-    binary = fake_binary(tmp_path, BUILD_INFO_V24.replace("24.0.0.1", "23.1.0.0"))
+    binary = fake_binary(tmp_path, probe_output("23.1.0.0"))
     with pytest.raises(gem5_finder.Gem5Unavailable, match="23.1.0.0; lockstudy needs v24.0"):
         gem5_finder.find_gem5({"GEM5": str(binary)})
 
 
 def test_gem5_without_x86_is_rejected(tmp_path: Path) -> None:
-    binary = fake_binary(tmp_path, BUILD_INFO_V24.replace("USE_X86_ISA = True", "USE_ARM_ISA = True"))
+    binary = fake_binary(tmp_path, probe_output("24.0.0.1", USE_X86_ISA="False", USE_ARM_ISA="True"))
     with pytest.raises(gem5_finder.Gem5Unavailable, match="without the X86 ISA"):
         gem5_finder.find_gem5({"GEM5": str(binary)})
 
