@@ -145,10 +145,11 @@ def build_board(plan: run_plan.RunPlan):
 
 
 def provenance(plan: run_plan.RunPlan, kernel_sha256: str) -> dict:
-    import m5
+    # gem5's version string lives in _m5.core (m5.defines has none in v24.0.0.1)
+    import _m5.core
 
     return {
-        "gem5_version": m5.defines.gem5Version,
+        "gem5_version": _m5.core.gem5Version,
         "gem5_binary": sys.executable,
         "command": sys.argv,
         "machine": plan.instance.summary(),

@@ -47,7 +47,6 @@ class FastForwardProcessor(SwitchableProcessor):
         if roi_type is not None:
             slots[ROI_SLOT] = self._cores(roi_type, num_cores, line_bytes)
         self._boot_mem_mode = get_mem_mode(boot_type)
-        self._on_roi = roi_type is None
         super().__init__(switchable_cores=slots, starting_cores=BOOT_SLOT)
 
     @staticmethod
@@ -73,10 +72,6 @@ class FastForwardProcessor(SwitchableProcessor):
             # atomic fast-forward on Ruby reads and writes memory directly.
             mem_mode = MemMode.ATOMIC_NONCACHING
         board.set_mem_mode(mem_mode)
-
-    @property
-    def on_roi_cores(self) -> bool:
-        return self._on_roi
 
     def switch_to_roi(self) -> bool:
         """Hand over to the detailed cores; False if already on them."""
