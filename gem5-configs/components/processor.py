@@ -47,6 +47,7 @@ class FastForwardProcessor(SwitchableProcessor):
         if roi_type is not None:
             slots[ROI_SLOT] = self._cores(roi_type, num_cores, line_bytes)
         self._boot_mem_mode = get_mem_mode(boot_type)
+        self._on_roi = roi_type is None
         super().__init__(switchable_cores=slots, starting_cores=BOOT_SLOT)
 
     @staticmethod
