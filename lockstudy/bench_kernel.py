@@ -97,9 +97,7 @@ def lock_bench_figures(build: str, config: dict[str, Any]) -> dict[str, dict[str
     kernel = kernel_output_dir(build) / "bzImage"
     variants = [v.name for v in specs.load_spinlock_variants()]
     cpus = config["cpus"]
-    lines: list[str] = []
-    for variant in variants:
-        lines += lock_bench.BenchSettings(variant, variant, f"0-{cpus - 1}", config["duration_ms"], config["hold_loops"], config["think_loops"]).shell()
+    lines = lock_bench.variant_sweep(variants, cpus, config["duration_ms"], config["hold_loops"], config["think_loops"])
     step(f"lock bench under QEMU: {cpus} vCPUs in {config['sockets']} sockets, lockstudy.numa={config['numa']}, variants {', '.join(variants)}")
     with tempfile.TemporaryDirectory(prefix="lockstudy-bench-") as scratch:
         initramfs = busybox_initramfs("\n".join([*lines, "poweroff -f"]) + "\n", Path(scratch) / "initramfs.cpio.gz")

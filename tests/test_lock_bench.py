@@ -46,9 +46,7 @@ BOOT_TIMEOUT_SECONDS = 240
 
 
 def guest_script(variants: list[str]) -> str:
-    lines: list[str] = []
-    for variant in variants:
-        lines += lock_bench.BenchSettings(variant, variant, f"0-{CPUS - 1}", BENCH_MS, HOLD_LOOPS, THINK_LOOPS).shell()
+    lines = lock_bench.variant_sweep(variants, CPUS, BENCH_MS, HOLD_LOOPS, THINK_LOOPS)
     lines += [
         *lock_bench.registry_dump("initial"),
         *(lock_bench.registry_request(r) for r in ("mm", "files", "path /init")),

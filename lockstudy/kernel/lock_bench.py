@@ -41,6 +41,14 @@ class BenchSettings:
         return [*lines, f"echo 1 > {BENCH_DIR}/run", f"echo {BENCH_BEGIN} {self.label}", f"cat {BENCH_DIR}/result", f"echo {BENCH_END}"]
 
 
+def variant_sweep(variants: list[str], cpus: int, duration_ms: int, hold_loops: int, think_loops: int) -> list[str]:
+    """Shell lines running the bench once per variant on CPUs 0..cpus-1, each labelled by its variant."""
+    lines: list[str] = []
+    for variant in variants:
+        lines += BenchSettings(variant, variant, f"0-{cpus - 1}", duration_ms, hold_loops, think_loops).shell()
+    return lines
+
+
 def registry_dump(label: str) -> list[str]:
     return [f"echo {LOCKS_BEGIN} {label}", f"cat {LOCKS_FILE}", f"echo {LOCKS_END}"]
 
