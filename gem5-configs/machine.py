@@ -218,13 +218,6 @@ SCHEMAS: dict[str, Schema] = {
             "clock": (_frequency, True),
             "width_bytes": (_positive_int, True),
             "snoop_filter": (_boolean, True),
-            "cpus_per_bus": (_positive_int, True),
-            **_XBAR_LATENCIES,
-        },
-        "chipset": {
-            "clock": (_frequency, True),
-            "width_bytes": (_positive_int, True),
-            "snoop_filter": (_boolean, True),
             **_XBAR_LATENCIES,
         },
         "memory": {
@@ -396,13 +389,6 @@ class MachineInstance:
     def node_cpus(self, node: int) -> list[int]:
         return [cpu for cpu, home in enumerate(self.cpu_to_node()) if home == node]
 
-    # -- FSB layout (classic SMP) ------------------------------------------
-
-    def fsb_buses(self) -> list[list[int]]:
-        """CPUs on each front-side bus (one bus unless cpus_per_bus splits them)."""
-        per_bus = self.data["fsb"]["cpus_per_bus"]
-        return [list(range(start, min(start + per_bus, self.num_cpus))) for start in range(0, self.num_cpus, per_bus)]
-
     # -- NUMAlink tree (Ruby NUMA) ------------------------------------------
 
     def tree_levels(self) -> list[int]:
@@ -467,8 +453,6 @@ class MachineInstance:
         }
         if self.machine.is_numa:
             summary["distances"] = self.distances()
-        else:
-            summary["fsb_buses"] = self.fsb_buses()
         return summary
 
 

@@ -40,10 +40,13 @@ TRACE_FLAGS = {"protocol": ("ProtocolTrace",), "classic": ("Cache", "CoherentXBa
 class RoiControl:
     """The exit-event handlers: CPU hand-over, stats and tracing per ROI."""
 
-    def __init__(self, plan: run_plan.RunPlan, processor) -> None:
+    def __init__(self, plan: run_plan.RunPlan, processor, started: float) -> None:
         self.plan = plan
         self.processor = processor
+        self.started = started
         self.roi_ticks: list[list[int]] = []
+        # Host seconds since run.py started, at each ROI's begin and end.
+        self.roi_host_seconds: list[list[float]] = []
         self.checkpoint_saved = False
         self.ending_event = ""
         self._trace_open = False
@@ -72,7 +75,11 @@ class RoiControl:
         m5.stats.reset()
         self._trace(True)
         self.roi_ticks.append([m5.curTick(), -1])
+        self.roi_host_seconds.append([self._host_now(), -1.0])
         return False
+
+    def _host_now(self) -> float:
+        return round(time.monotonic() - self.started, 3)
 
     def work_end(self) -> bool:
         import m5
@@ -81,6 +88,7 @@ class RoiControl:
         m5.stats.dump()
         if self.roi_ticks and self.roi_ticks[-1][1] < 0:
             self.roi_ticks[-1][1] = m5.curTick()
+            self.roi_host_seconds[-1][1] = self._host_now()
         return False
 
     def checkpoint(self) -> bool:
@@ -144,7 +152,7 @@ def build_board(plan: run_plan.RunPlan):
     return board, processor
 
 
-def provenance(plan: run_plan.RunPlan, kernel_sha256: str) -> dict:
+def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) -> dict:
     # gem5's version string lives in _m5.core (m5.defines has none in v24.0.0.1)
     import _m5.core
 
@@ -154,7 +162,7 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str) -> dict:
         "command": sys.argv,
         "machine": plan.instance.summary(),
         "kernel": {**run_plan.build_info_next_to(plan.kernel), "sha256": kernel_sha256},
-        "image": run_plan.build_info_next_to(plan.image),
+        "image": {**run_plan.build_info_next_to(plan.image), "sha256": image_sha256},
         "boot_args": list(plan.boot_args),
         "run_spec": plan.run_spec,
         "roi_cpu": plan.roi_cpu,
@@ -165,7 +173,7 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str) -> dict:
     }
 
 
-def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str) -> None:
+def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha256: str, started: float) -> None:
     import _m5.core
     import m5
 
@@ -174,7 +182,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str) -> None:
     from gem5.simulate.simulator import Simulator
 
     if plan.checkpoint_in is not None:
-        result["checkpoint"] = run_plan.check_checkpoint(plan, kernel_sha256)
+        result["checkpoint"] = run_plan.check_checkpoint(plan, kernel_sha256, image_sha256)
     check_trace_flags(plan)
     board, processor = build_board(plan)
     board.set_kernel_disk_workload(
@@ -188,7 +196,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str) -> None:
     )
     result["kernel_command_line"] = str(board.workload.command_line)
 
-    control = RoiControl(plan, processor)
+    control = RoiControl(plan, processor, started)
     simulator = Simulator(
         board=board,
         on_exit_event={
@@ -210,6 +218,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str) -> None:
     result["simulated_seconds"] = m5.curTick() / _m5.core.getClockFrequency()
     result["exit"] = {"event": control.ending_event, "cause": simulator.get_last_exit_event_cause()}
     result["roi_ticks"] = control.roi_ticks
+    result["roi_host_seconds"] = control.roi_host_seconds
     gem5_dir = Path(m5.options.outdir).resolve()
     result["gem5_outdir"] = str(gem5_dir)
     if gem5_dir != plan.outdir.resolve():
@@ -221,10 +230,23 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str) -> None:
         shutil.copyfile(console, plan.outdir / CONSOLE_LOG)
     guest, incomplete = run_plan.guest_summary(console.read_text(errors="replace") if console.is_file() else "")
     result["guest"] = {**guest, "incomplete": incomplete}
+    # A restored guest does not boot: its topology and kernel settings are
+    # the ones its checkpoint's boot reported.
+    if plan.checkpoint_in:
+        topology = result["checkpoint"]["guest_topology"]
+        result["guest"]["boot_settings"] = result["checkpoint"].get("guest_settings")
+    else:
+        topology = {"boot": guest["boot"], "numa": guest["numa"]}
+        result["guest"]["boot_settings"] = guest["settings"]
+    topology_problems = run_plan.topology_problems(plan.instance, topology["boot"], topology["numa"])
+    result["topology"] = {**topology, "problems": topology_problems}
 
-    if plan.checkpoint_out is not None:
+    if topology_problems:
+        result.update(status="failed", reason="the guest's topology is not the machine's: " + "; ".join(topology_problems))
+    elif plan.checkpoint_out is not None:
         if control.checkpoint_saved:
-            run_plan.write_json_atomically(plan.checkpoint_out / run_plan.CHECKPOINT_META, plan.checkpoint_meta(kernel_sha256))
+            meta = {**plan.checkpoint_meta(kernel_sha256, image_sha256), "guest_topology": topology, "guest_settings": guest["settings"]}
+            run_plan.write_json_atomically(plan.checkpoint_out / run_plan.CHECKPOINT_META, meta)
             result.update(status="ok", reason=f"checkpoint written to {plan.checkpoint_out}")
         else:
             result.update(status="failed", reason=f"no checkpoint: the run ended with {control.ending_event or 'no exit event'}")
@@ -247,15 +269,16 @@ def main() -> int:
         print(f"run.py: {exc}", file=sys.stderr)
         return 2
     kernel_sha256 = run_plan.sha256_file(plan.kernel)
+    image_sha256 = run_plan.sha256_file(plan.image)
     result: dict = {
         "status": "failed",
         "reason": "gem5 ended before run.py finished (see gem5's stderr)",
-        "provenance": provenance(plan, kernel_sha256),
+        "provenance": provenance(plan, kernel_sha256, image_sha256),
     }
     result_path = plan.outdir / RESULT
     run_plan.write_json_atomically(result_path, result)
     try:
-        simulate(plan, result, kernel_sha256)
+        simulate(plan, result, kernel_sha256, image_sha256, started)
     except ValueError as exc:  # a plan, checkpoint or wiring error with its own message
         result.update(status="failed", reason=str(exc))
     except Exception as exc:

@@ -35,7 +35,7 @@ TRACE_MODES = ("off", "protocol", "classic")
 M5OPS_FOR_FAST_FORWARD = {"atomic": "inst", "kvm": "addr"}
 CHECKPOINT_META = "lockstudy-checkpoint.json"
 # What a checkpoint and the run restoring it must agree on.
-CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image", "boot")
+CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image_sha256", "boot")
 
 
 class PlanError(ValueError):
@@ -116,7 +116,7 @@ class RunPlan:
             ours.append(f"lockstudy.run={self.run_spec}")
         return list(board_defaults) + [arg.replace("{", "{{").replace("}", "}}") for arg in ours]
 
-    def checkpoint_meta(self, kernel_sha256: str) -> dict[str, Any]:
+    def checkpoint_meta(self, kernel_sha256: str, image_sha256: str) -> dict[str, Any]:
         return {
             "machine": self.instance.machine.name,
             "machine_sha256": self.instance.machine.sha256,
@@ -124,6 +124,7 @@ class RunPlan:
             "line_bytes": self.instance.line_bytes,
             "kernel_sha256": kernel_sha256,
             "image": str(self.image.resolve()),
+            "image_sha256": image_sha256,
             "boot": list(self.boot_args),
             "fast_forward": self.fast_forward,
         }
@@ -178,11 +179,11 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
     )
 
 
-def check_checkpoint(plan: RunPlan, kernel_sha256: str) -> dict[str, Any]:
+def check_checkpoint(plan: RunPlan, kernel_sha256: str, image_sha256: str) -> dict[str, Any]:
     """The checkpoint's metadata, if it matches this run; PlanError if not."""
     assert plan.checkpoint_in is not None
     saved = json.loads((plan.checkpoint_in / CHECKPOINT_META).read_text())
-    wanted = plan.checkpoint_meta(kernel_sha256)
+    wanted = plan.checkpoint_meta(kernel_sha256, image_sha256)
     for key in CHECKPOINT_MUST_MATCH:
         if key == "boot" and not plan.boot_args:
             continue  # --boot may be left out: the checkpoint's kernel already booted with its own
@@ -246,9 +247,39 @@ def guest_summary(console_text: str) -> tuple[dict[str, Any], list[str]]:
             for index, result in enumerate(run.parsed)
         ],
         "boot": run.boot,
+        "numa": None if run.numa is None else run.numa.as_dict(),
         "spec": run.spec,
         "settings": run.settings,
         "errors": run.errors,
         "done": None if run.done is None else {"status": run.done.status, "reason": run.done.reason, **run.done.fields},
     }
     return summary, run.incompleteness()
+
+
+def topology_problems(instance: machines.MachineInstance, boot: dict[str, str], numa: dict[str, Any] | None) -> list[str]:
+    """How the topology the guest reported differs from the machine built (empty: it agrees).
+
+    `boot` is the LOCKSTUDY-BOOT fields, `numa` the NumaReport as a dict.
+    A NUMA machine needs the whole report; on an SMP machine a kernel
+    without NUMA (no node directory) is fine, one with NUMA must see one node.
+    """
+    problems: list[str] = []
+    cpus = boot.get("cpus")
+    if cpus != str(instance.num_cpus):
+        problems.append(f"the guest runs {cpus or 'an unknown number of'} CPUs, the machine has {instance.num_cpus}")
+    if numa is None or not numa["done"]:
+        if instance.machine.is_numa:
+            problems.append("the guest printed no complete NUMA report (LOCKSTUDY-NUMA done)")
+        return problems
+    expected_node = instance.cpu_to_node()
+    if numa["cpu_node"] != expected_node:
+        problems.append(f"getcpu() nodes per CPU are {numa['cpu_node']}, the machine file says {expected_node}")
+    expected_cpulist = [machines.format_cpu_list(instance.node_cpus(node)) for node in range(instance.num_nodes)]
+    if numa["cpulist"] != expected_cpulist:
+        problems.append(f"node cpulists are {numa['cpulist']}, the machine file says {expected_cpulist}")
+    if instance.machine.is_numa and numa["distance"] != instance.distances():
+        problems.append(f"node distances are {numa['distance']}, the machine file says {instance.distances()}")
+    for node, kb in enumerate(numa["memtotal_kb"]):
+        if kb is None or not 0 < kb * 1024 <= instance.node_bytes:
+            problems.append(f"node {node} has MemTotal {kb} kB, its range is {instance.node_bytes // 1024} kB")
+    return problems

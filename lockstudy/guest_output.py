@@ -3,6 +3,7 @@
 The protocol (written by disk-image/overlay/init):
 
     LOCKSTUDY-BOOT kernel=<release> cpus=<n> m5ops=<form> checkpoint=<0|1>
+    LOCKSTUDY-NUMA <fact>                        the topology (workloads/numa_probe.c)
     LOCKSTUDY-SPEC <run spec>                    from lockstudy.run=
     LOCKSTUDY-SPEC <run spec> source=readfile    after a gem5 checkpoint: replaces it
     LOCKSTUDY-SETTING <name>=<value>      | LOCKSTUDY-SETTINGS absent
@@ -43,6 +44,7 @@ END = "LOCKSTUDY-RESULT-END"
 DONE = "LOCKSTUDY-DONE"
 LOCKS_BEGIN = "LOCKSTUDY-LOCKS-BEGIN"
 LOCKS_END = "LOCKSTUDY-LOCKS-END"
+NUMA = "LOCKSTUDY-NUMA"
 # A line of /sys/kernel/lockstudy/locks (kernel/patches/README.md).
 REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) 0x([0-9a-f]+) (\d+) (\S.*)$")
 # A protocol line may follow other text on the same console line (a kernel
@@ -92,6 +94,52 @@ class RegisteredLock:
         return {"address": f"0x{self.address:x}", "physical": f"0x{self.physical:x}", "size": self.size, "name": self.name}
 
 
+@dataclass
+class NumaReport:
+    """The topology the guest's kernel reported (workloads/numa_probe.c)."""
+
+    cpu_node: dict[int, int] = field(default_factory=dict)  # getcpu() on each CPU
+    cpulist: dict[int, str] = field(default_factory=dict)
+    memtotal_kb: dict[int, int] = field(default_factory=dict)
+    distance: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    done: bool = False
+    failed: bool = False
+
+    def add(self, words: list[str]) -> bool:
+        """Take one LOCKSTUDY-NUMA line's words; False if it is malformed."""
+        try:
+            match words:
+                case ["cpu", cpu, "node", node]:
+                    self.cpu_node[int(cpu)] = int(node)
+                case ["node", node, "cpulist", cpus]:
+                    self.cpulist[int(node)] = cpus
+                case ["node", node, "memtotal_kb", kb]:
+                    self.memtotal_kb[int(node)] = int(kb)
+                case ["node", node, "distance", *row]:
+                    self.distance[int(node)] = tuple(int(d) for d in row)
+                case ["done"]:
+                    self.done = True
+                case ["failed"]:
+                    self.failed = True
+                case _:
+                    return False
+        except ValueError:
+            return False
+        return True
+
+    def nodes(self) -> int:
+        return len(self.cpulist)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "done": self.done,
+            "cpu_node": [self.cpu_node[cpu] for cpu in sorted(self.cpu_node)],
+            "cpulist": [self.cpulist[node] for node in sorted(self.cpulist)],
+            "memtotal_kb": [self.memtotal_kb.get(node) for node in sorted(self.cpulist)],
+            "distance": [list(self.distance.get(node, ())) for node in sorted(self.cpulist)],
+        }
+
+
 @dataclass(frozen=True)
 class Done:
     status: str
@@ -106,6 +154,7 @@ class Done:
 @dataclass
 class GuestRun:
     boot: dict[str, str] = field(default_factory=dict)
+    numa: NumaReport | None = None  # None: the probe printed nothing
     spec: str | None = None
     spec_source: str | None = None  # "cmdline", or "readfile" after a checkpoint
     settings: dict[str, str] | None = None  # None: /sys/kernel/lockstudy absent or not printed
@@ -232,6 +281,11 @@ def parse_console(text: str) -> GuestRun:
             registry = None
         if tag == "LOCKSTUDY-BOOT":
             run.boot = _fields(rest)
+        elif tag == NUMA:
+            if run.numa is None:
+                run.numa = NumaReport()
+            if not run.numa.add(rest.split()):
+                run.problems.append(f"LOCKSTUDY-NUMA line {rest!r} is not one of numa_probe's facts")
         elif tag == "LOCKSTUDY-SPEC":
             spec = SPEC_SOURCE.match(rest)
             if spec is None:

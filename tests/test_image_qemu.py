@@ -94,6 +94,9 @@ def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_pa
     assert [r.testcase for r in results] == [item.split(":")[0] for item in spec.split("+")]
     assert run.boot["cpus"] == str(cpus) and run.spec == spec
     assert run.settings is not None or run.settings_absent
+    # /init's numa_probe: no NUMA layout given, so one node holds every CPU
+    assert run.numa is not None and run.numa.done
+    assert run.numa.cpu_node == {cpu: 0 for cpu in range(cpus)} and run.numa.nodes() == 1
     for r in results:
         assert r.data["status"] == "ok" and r.wall_s > 0
         if "copies" in r.data:

@@ -14,6 +14,8 @@ sys.path.insert(0, str(GEM5_CONFIGS))
 import machine  # noqa: E402
 import run_plan  # noqa: E402
 
+from lockstudy import guest_output  # noqa: E402
+
 PIII = GEM5_CONFIGS / "machines" / "piii-smp.toml"
 ALTIX = GEM5_CONFIGS / "machines" / "altix-numa.toml"
 
@@ -43,13 +45,7 @@ def test_piii_smp_parameters() -> None:
     assert eight.line_bytes == 32 and piii.instance(8, 64).line_bytes == 64
     assert eight.data["fsb"]["snoop_filter"] is False
     assert eight.data["fsb"]["width_bytes"] * eight.data["fsb"]["clock"] == 800_000_000
-    assert eight.fsb_buses() == [list(range(8))]
     assert eight.cpu_to_node() == [0] * 8
-
-
-def test_profusion_splits_eight_cpus_over_two_buses() -> None:
-    profusion = machine.find_machine("piii-profusion")
-    assert profusion.instance(8).fsb_buses() == [[0, 1, 2, 3], [4, 5, 6, 7]]
 
 
 def test_altix_node_ranges_are_equal_and_contiguous() -> None:
@@ -151,11 +147,11 @@ def test_bad_files_are_rejected_with_file_field_and_reason(tmp_path, source, old
 
 def test_missing_table_and_bad_kind(tmp_path: Path) -> None:
     text = PIII.read_text()
-    start = text.index("[chipset]")
+    start = text.index("[fsb]")
     end = text.index("[memory]")
     missing = tmp_path / "piii-smp.toml"
     missing.write_text(text[:start] + text[end:])
-    with pytest.raises(machine.MachineError, match=r"chipset: missing table"):
+    with pytest.raises(machine.MachineError, match=r"fsb: missing table"):
         machine.load_machine(missing)
     bad_kind = write_variant(tmp_path, PIII, 'kind = "classic-smp"', 'kind = "cray"')
     with pytest.raises(machine.MachineError, match=r"machine.kind: must be one of"):
@@ -262,14 +258,71 @@ def test_outdir_defaults_to_gem5s(artifacts, tmp_path) -> None:
 def test_checkpoint_metadata_must_match(artifacts, tmp_path) -> None:
     checkpoint = tmp_path / "ck"
     writer = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-out", str(checkpoint), "--boot", "lockstudy.spinlock=ticket")
-    run_plan.write_json_atomically(checkpoint / run_plan.CHECKPOINT_META, writer.checkpoint_meta("k" * 64))
+    run_plan.write_json_atomically(checkpoint / run_plan.CHECKPOINT_META, writer.checkpoint_meta("k" * 64, "i" * 64))
     same = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-in", str(checkpoint))
-    assert run_plan.check_checkpoint(same, "k" * 64)["count"] == 2
+    assert run_plan.check_checkpoint(same, "k" * 64, "i" * 64)["count"] == 2
     other = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "4", "--checkpoint-in", str(checkpoint))
     with pytest.raises(run_plan.PlanError, match="count=2"):
-        run_plan.check_checkpoint(other, "k" * 64)
+        run_plan.check_checkpoint(other, "k" * 64, "i" * 64)
     with pytest.raises(run_plan.PlanError, match="kernel_sha256"):
-        run_plan.check_checkpoint(same, "x" * 64)
+        run_plan.check_checkpoint(same, "x" * 64, "i" * 64)
+    # the same path holding another image is another image
+    with pytest.raises(run_plan.PlanError, match="image_sha256"):
+        run_plan.check_checkpoint(same, "k" * 64, "x" * 64)
+
+
+def numa_report(console: str) -> dict:
+    report = guest_output.parse_console(console).numa
+    assert report is not None
+    return report.as_dict()
+
+
+# What workloads/numa_probe.c prints on a guest of altix-numa with 2 nodes (format from its source).
+ALTIX_TWO_NODES_PROBE = """\
+LOCKSTUDY-NUMA cpu 0 node 0
+LOCKSTUDY-NUMA cpu 1 node 0
+LOCKSTUDY-NUMA cpu 2 node 1
+LOCKSTUDY-NUMA cpu 3 node 1
+LOCKSTUDY-NUMA node 0 cpulist 0-1
+LOCKSTUDY-NUMA node 0 memtotal_kb 980000
+LOCKSTUDY-NUMA node 0 distance 10 20
+LOCKSTUDY-NUMA node 1 cpulist 2-3
+LOCKSTUDY-NUMA node 1 memtotal_kb 1030000
+LOCKSTUDY-NUMA node 1 distance 20 10
+LOCKSTUDY-NUMA done
+"""
+
+
+def test_guest_topology_is_checked_against_the_machine() -> None:
+    two = machine.find_machine("altix-numa").instance(2)
+    boot = {"cpus": "4"}
+    assert run_plan.topology_problems(two, boot, numa_report(ALTIX_TWO_NODES_PROBE)) == []
+    swapped = ALTIX_TWO_NODES_PROBE.replace("cpu 3 node 1", "cpu 3 node 0")
+    assert "getcpu() nodes per CPU are [0, 0, 1, 0]" in run_plan.topology_problems(two, boot, numa_report(swapped))[0]
+    flat = ALTIX_TWO_NODES_PROBE.replace("distance 10 20", "distance 10 10")
+    assert "node distances" in run_plan.topology_problems(two, boot, numa_report(flat))[0]
+    too_big = ALTIX_TWO_NODES_PROBE.replace("memtotal_kb 980000", "memtotal_kb 2000000")
+    assert "node 0 has MemTotal 2000000 kB" in run_plan.topology_problems(two, boot, numa_report(too_big))[0]
+    assert "runs 2 CPUs" in run_plan.topology_problems(two, {"cpus": "2"}, numa_report(ALTIX_TWO_NODES_PROBE))[0]
+    unfinished = ALTIX_TWO_NODES_PROBE.replace("LOCKSTUDY-NUMA done\n", "")
+    assert "no complete NUMA report" in run_plan.topology_problems(two, boot, numa_report(unfinished))[0]
+    assert "no complete NUMA report" in run_plan.topology_problems(two, boot, None)[0]
+
+
+def test_smp_guest_needs_its_cpus_and_at_most_one_node() -> None:
+    four = machine.find_machine("piii-smp").instance(4)
+    assert run_plan.topology_problems(four, {"cpus": "4"}, None) == []  # a kernel without NUMA
+    one_node = "".join(f"LOCKSTUDY-NUMA cpu {c} node 0\n" for c in range(4)) + (
+        "LOCKSTUDY-NUMA node 0 cpulist 0-3\nLOCKSTUDY-NUMA node 0 memtotal_kb 1000000\n"
+        "LOCKSTUDY-NUMA node 0 distance 10\nLOCKSTUDY-NUMA done\n"
+    )
+    assert run_plan.topology_problems(four, {"cpus": "4"}, numa_report(one_node)) == []
+    assert run_plan.topology_problems(four, {"cpus": "3"}, numa_report(one_node))
+
+
+def test_a_malformed_numa_line_is_a_protocol_problem() -> None:
+    run = guest_output.parse_console("LOCKSTUDY-NUMA cpu zero node 0\n")
+    assert any("not one of numa_probe's facts" in problem for problem in run.problems)
 
 
 def test_checkpoint_in_needs_our_metadata(artifacts, tmp_path) -> None:

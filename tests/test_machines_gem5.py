@@ -23,6 +23,8 @@ HELP_TIMEOUT_S = 120
 BOOT_TIMEOUT_S = 4 * 3600
 # 10 ms of simulated bench: seconds of guest work are hours on the detailed CPU.
 SMOKE_RUN_SPEC = "kbench:duration_ms=10"
+# A traced ROI: every Ruby message of 1 ms is a lot of lines.
+TRACED_RUN_SPEC = "kbench:duration_ms=1"
 
 
 def gem5_command(gem5, outdir: Path, *args: str) -> list[str]:
@@ -81,6 +83,7 @@ def test_piii_two_cpus_boot_and_roi(gem5, built, tmp_path) -> None:
     assert stats_blocks(tmp_path) == len(result["roi_ticks"]) >= 1
     assert (tmp_path / "config.json").is_file() and (tmp_path / "console.log").is_file()
     assert result["provenance"]["machine"]["sha256"]
+    assert result["topology"]["problems"] == [] and result["topology"]["boot"]["cpus"] == "2"
 
 
 @pytest.mark.kernel
@@ -92,22 +95,23 @@ def test_altix_two_nodes_guest_sees_the_numa_layout(gem5, built, tmp_path) -> No
     )
     assert result["status"] == "ok", result["reason"]
     assert "lockstudy.numa=2:0-1/2-3:10,20,20,10" in result["kernel_command_line"]
+    # what getcpu() and /sys/devices/system/node said in the guest
+    assert result["topology"]["problems"] == []
+    assert result["topology"]["numa"]["cpu_node"] == [0, 0, 1, 1]
+    assert result["topology"]["numa"]["distance"] == [[10, 20], [20, 10]]
 
 
 @pytest.mark.kernel
 def test_checkpoint_out_then_in(gem5, built, tmp_path) -> None:
+    """Ruby: boot to a checkpoint, restore on timing CPUs, trace the ROI."""
     kernel, image = built
     checkpoint = tmp_path / "checkpoint"
-    boot = run_gem5(
-        gem5, tmp_path / "boot", "--machine", "piii-smp", "--cpus", "2", "--kernel", str(kernel), "--image", str(image),
-        "--checkpoint-out", str(checkpoint),
-    )
+    machine = ("--machine", "altix-numa", "--nodes", "2", "--kernel", str(kernel), "--image", str(image))
+    boot = run_gem5(gem5, tmp_path / "boot", *machine, "--checkpoint-out", str(checkpoint))
     assert boot["status"] == "ok", boot["reason"]
     assert (checkpoint / "m5.cpt").is_file()
-    restored = run_gem5(
-        gem5, tmp_path / "roi", "--machine", "piii-smp", "--cpus", "2", "--kernel", str(kernel), "--image", str(image),
-        "--checkpoint-in", str(checkpoint), "--run", SMOKE_RUN_SPEC, "--trace", "classic",
-    )
+    restored = run_gem5(gem5, tmp_path / "roi", *machine, "--checkpoint-in", str(checkpoint), "--run", TRACED_RUN_SPEC, "--trace", "protocol")
     assert restored["status"] == "ok", restored["reason"]
-    assert stats_blocks(tmp_path / "roi") >= 1
-    assert (tmp_path / "roi" / "roi.trace.gz").is_file()
+    assert restored["guest"]["spec"] == TRACED_RUN_SPEC  # from m5 readfile, not the checkpoint's command line
+    assert stats_blocks(tmp_path / "roi") == 1
+    assert (tmp_path / "roi" / "roi.trace.gz").stat().st_size > 0

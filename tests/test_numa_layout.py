@@ -7,7 +7,7 @@ The same 2-node machine is booted twice under QEMU TCG with 4 vCPUs:
 - once with QEMU's `-numa` options, which give the kernel an ACPI SRAT and
   SLIT, and no parameter.
 
-In each guest tests/guest/numa_probe.c reports what getcpu() says on every
+In each guest workloads/numa_probe.c (the image's probe) reports what getcpu() says on every
 CPU, each node's cpulist, MemTotal and distance row. The two reports must
 agree: same CPU -> node map, same cpulists, same distances, and node
 memory within MEMTOTAL_TOLERANCE_KB (see there). A third boot gives a bad
@@ -23,18 +23,17 @@ import gzip
 import re
 import stat
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from lockstudy import qemu
+from lockstudy import guest_output, qemu
 from lockstudy.kernel.initramfs import BUSYBOX, DIRECTORIES, INIT_PROLOGUE, Entry, newc_archive
 from lockstudy.paths import ROOT
 
 pytestmark = [pytest.mark.qemu, pytest.mark.kernel]
 
-PROBE_SOURCE = ROOT / "tests" / "guest" / "numa_probe.c"
+PROBE_SOURCE = ROOT / "workloads" / "numa_probe.c"
 
 # The machine: 4 vCPUs, 2 nodes of 2 CPUs, 512 MiB split evenly.
 CPUS = 4
@@ -61,32 +60,9 @@ BOOT_TIMEOUT_SECONDS = 120
 PROBE_INIT = "/numa_probe\npoweroff -f\n"
 
 
-@dataclass
-class ProbeReport:
-    cpu_node: dict[int, int] = field(default_factory=dict)
-    cpulist: dict[int, str] = field(default_factory=dict)
-    memtotal_kb: dict[int, int] = field(default_factory=dict)
-    distance: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    done: bool = False
-
-
-def parse_probe(console: str) -> ProbeReport:
-    report = ProbeReport()
-    for line in console.splitlines():
-        words = line.strip().split()
-        if not words or words[0] != "numa-probe":
-            continue
-        match words[1:]:
-            case ["cpu", cpu, "node", node]:
-                report.cpu_node[int(cpu)] = int(node)
-            case ["node", node, "cpulist", cpus]:
-                report.cpulist[int(node)] = cpus
-            case ["node", node, "memtotal_kb", kb]:
-                report.memtotal_kb[int(node)] = int(kb)
-            case ["node", node, "distance", *row]:
-                report.distance[int(node)] = tuple(int(d) for d in row)
-            case ["done"]:
-                report.done = True
+def parse_probe(console: str) -> guest_output.NumaReport:
+    report = guest_output.parse_console(console).numa
+    assert report is not None, "no LOCKSTUDY-NUMA line on the console"
     return report
 
 

@@ -1,14 +1,18 @@
-"""PIII-like classic hierarchy: private L1I/L1D and L2 per CPU on snooping buses.
+"""PIII-like classic hierarchy: private L1I/L1D and L2 per CPU on one snooping bus.
 
 Each CPU's L1s meet its L2 on a private L2XBar (the back-side bus); every
-L2 sits on a front-side bus, a CoherentXBar in its own clock domain and
-without a snoop filter, so each request is broadcast to every other L2 on
-that bus. The buses hang under a chipset crossbar, the point of
-coherency, which holds the memory, the I/O bridges and the interrupt
-ports. With one bus this is the classic SMP; with two 4-CPU buses it is
-the 8-way layout of the era: the chipset forwards snoops between buses
-(a CoherentXBar's memory-side port is always a snooper, so crossbars
-stack coherently in gem5's classic memory system).
+L2 sits on the front-side bus, a SystemXBar in its own clock domain and
+without a snoop filter, so each request is broadcast to every other L2.
+The bus is the point of coherency and carries what the P6 bus carried:
+the memory controller, the I/O bridge (system port, coherent I/O cache in
+front of the IDE DMA) and the interrupt messages.
+
+Why one bus only: gem5's classic crossbars accept a snoop from below only
+as an express snoop sent by a cache (`CoherentXBar::recvTimingSnoopReq`
+asserts `pkt->isExpressSnoop()`), so a crossbar cannot hang directly
+under another one in timing mode. The two-bus 8-way layout would need a
+cache between each bus and the chipset that the real machine did not
+have (gem5-configs/README.md).
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from __future__ import annotations
 from m5.objects import (
     BadAddr,
     Cache,
-    CoherentXBar,
     L2XBar,
     Port,
     SnoopFilter,
@@ -42,10 +45,6 @@ def _clock_domain(hz: int) -> SrcClockDomain:
     return SrcClockDomain(clock=f"{hz}Hz", voltage_domain=VoltageDomain())
 
 
-def _latencies(table: dict) -> dict:
-    return {name: table[name] for name in XBAR_LATENCY_FIELDS}
-
-
 def _cache(table: dict, **extra) -> Cache:
     """A classic cache from a machine-file table (no prefetcher, like the P6)."""
     return Cache(
@@ -61,19 +60,20 @@ def _cache(table: dict, **extra) -> Cache:
 
 
 class PiiiFsbCacheHierarchy(AbstractClassicCacheHierarchy):
-    """Private L1s + private L2 per CPU, broadcast front-side bus(es), chipset."""
+    """Private L1s + private L2 per CPU on one broadcast front-side bus."""
 
     def __init__(self, machine_instance) -> None:
         super().__init__()
         self._instance = machine_instance
-        data = machine_instance.data
-        chipset = data["chipset"]
+        fsb = machine_instance.data["fsb"]
+        # Named membus like the stdlib's, so stats read board.cache_hierarchy.membus.
         self.membus = SystemXBar(
-            width=chipset["width_bytes"],
-            clk_domain=_clock_domain(chipset["clock"]),
-            snoop_filter=SnoopFilter() if chipset["snoop_filter"] else NULL,
-            **_latencies(chipset),
+            width=fsb["width_bytes"],
+            clk_domain=_clock_domain(fsb["clock"]),
+            snoop_filter=SnoopFilter() if fsb["snoop_filter"] else NULL,
+            **{name: fsb[name] for name in XBAR_LATENCY_FIELDS},
         )
+        # An address nobody serves gets a bad-address response, not a routing panic.
         self.membus.badaddr_responder = BadAddr()
         self.membus.default = self.membus.badaddr_responder.pio
 
@@ -85,34 +85,12 @@ class PiiiFsbCacheHierarchy(AbstractClassicCacheHierarchy):
     def get_cpu_side_port(self) -> Port:
         return self.membus.cpu_side_ports
 
-    def _front_side_bus(self) -> CoherentXBar:
-        fsb = self._instance.data["fsb"]
-        bus = CoherentXBar(
-            width=fsb["width_bytes"],
-            clk_domain=_clock_domain(fsb["clock"]),
-            snoop_filter=SnoopFilter() if fsb["snoop_filter"] else NULL,
-            point_of_coherency=False,
-            point_of_unification=False,
-            **_latencies(fsb),
-        )
-        # The chipset advertises only the ranges behind it (memory, I/O
-        # bridge, interrupts); like the stdlib's membus, an address nobody
-        # serves gets a bad-address response instead of a routing panic.
-        bus.badaddr_responder = BadAddr()
-        bus.default = bus.badaddr_responder.pio
-        return bus
-
     @overrides(AbstractCacheHierarchy)
     def incorporate_cache(self, board: AbstractBoard) -> None:
         data = self._instance.data
         board.connect_system_port(self.membus.cpu_side_ports)
         for _, port in board.get_memory().get_mem_ports():
             self.membus.mem_side_ports = port
-
-        self.fsbs = [self._front_side_bus() for _ in self._instance.fsb_buses()]
-        for fsb in self.fsbs:
-            fsb.mem_side_ports = self.membus.cpu_side_ports
-        bus_of_cpu = {cpu: bus for bus, cpus in enumerate(self._instance.fsb_buses()) for cpu in cpus}
 
         cores = board.get_processor().get_cores()
         self.l2buses = [L2XBar() for _ in cores]
@@ -126,14 +104,14 @@ class PiiiFsbCacheHierarchy(AbstractClassicCacheHierarchy):
             l1i_node.cache.mem_side = self.l2buses[i].cpu_side_ports
             l1d_node.cache.mem_side = self.l2buses[i].cpu_side_ports
             self.l2buses[i].mem_side_ports = l2_node.cache.cpu_side
-            l2_node.cache.mem_side = self.fsbs[bus_of_cpu[i]].cpu_side_ports
+            l2_node.cache.mem_side = self.membus.cpu_side_ports
 
             core.connect_icache(l1i_node.cache.cpu_side)
             core.connect_dcache(l1d_node.cache.cpu_side)
             # Page walks go through the CPU's own L2, like its other misses.
             core.connect_walker_ports(self.l2buses[i].cpu_side_ports, self.l2buses[i].cpu_side_ports)
-            # Local APIC messages: the chipset carries them (x86 in gem5
-            # routes interrupts through the memory system).
+            # Local APIC messages travel on the bus (x86 in gem5 routes
+            # interrupts through the memory system).
             core.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)
 
         if board.has_coherent_io():

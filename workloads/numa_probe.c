@@ -2,18 +2,22 @@
 /*
  * numa_probe - print the NUMA topology the running kernel reports.
  *
- * Run inside a guest by tests/test_numa_layout.py.  For every CPU it pins
- * itself there and asks getcpu() for the node (what numa_node_id() says in
- * the kernel); then, for every node in /sys/devices/system/node, its
- * cpulist, its MemTotal and its distance row.  One fact per line:
+ * The image's /init runs it after every boot, so each gem5 and QEMU run
+ * records the topology its guest saw (lockstudy/guest_output.py parses it;
+ * gem5-configs/run.py compares it with the machine file), and
+ * tests/test_numa_layout.py runs it to compare our command-line layout
+ * with QEMU's ACPI tables.  For every CPU it pins itself there and asks
+ * getcpu() for the node (what numa_node_id() says in the kernel); then,
+ * for every node in /sys/devices/system/node, its cpulist, its MemTotal
+ * and its distance row.  One fact per line:
  *
- *   numa-probe cpu <cpu> node <node>
- *   numa-probe node <node> cpulist <list>
- *   numa-probe node <node> memtotal_kb <kB>
- *   numa-probe node <node> distance <d0> <d1> ...
- *   numa-probe done
+ *   LOCKSTUDY-NUMA cpu <cpu> node <node>
+ *   LOCKSTUDY-NUMA node <node> cpulist <list>
+ *   LOCKSTUDY-NUMA node <node> memtotal_kb <kB>
+ *   LOCKSTUDY-NUMA node <node> distance <d0> <d1> ...
+ *   LOCKSTUDY-NUMA done            (or "failed", after a message on stderr)
  *
- * Build: gcc -O2 -static -o numa_probe numa_probe.c
+ * A kernel without NUMA has no node directory: that is "failed".
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -24,7 +28,7 @@
 #include <unistd.h>
 
 #define NODE_DIR	"/sys/devices/system/node"
-#define PREFIX		"numa-probe"
+#define PREFIX		"LOCKSTUDY-NUMA"
 
 static int read_line(const char *path, char *buf, size_t size)
 {
