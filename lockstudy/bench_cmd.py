@@ -110,9 +110,16 @@ def bench_kernel(args: argparse.Namespace) -> int:
     return kernel_bench.bench_kernel(args, write_report)
 
 
+def bench_gem5(args: argparse.Namespace) -> int:
+    from lockstudy import bench_gem5 as gem5_bench
+
+    return gem5_bench.bench_gem5(args, settings, write_report)
+
+
 TARGETS = {
     "kernel": (bench_kernel, "dispatch cost vs unpatched 6.1 (instructions), lock bench acquisitions/s per variant under QEMU, kernel build time (warm, no-op; --cold)"),
     "image": (bench_image, "image build time (cold, no-op) and QEMU wall time per testcase"),
+    "gem5": (bench_gem5, "host seconds to boot (fast-forward CPU, to a checkpoint), to restore and reach the ROI, and per simulated ms of ROI on the detailed CPU, for piii-smp 8 CPUs and altix-numa 4 nodes (needs GEM5; about an hour)"),
     "analysis": (bench_analysis, "seconds to read 1,000 runs' gem5 stats.txt (goal <= 10 s) and per-lock trace attribution in lines/s (goal >= 1 M/s), on generated inputs of realistic size"),
 }
 

@@ -1,0 +1,95 @@
+"""`run.sh bench gem5`: host cost of booting, restoring and simulating a ROI.
+
+For each machine of lockstudy/data/bench.toml [gem5]: one boot on the
+fast-forward CPU that writes a checkpoint, then one restore of it that runs
+the ROI spec on the detailed CPU. The figures come from run.py's own
+result.json (host_seconds, roi_host_seconds, roi_ticks), so they time gem5
+and nothing around it. Needs GEM5; without it, says what is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from lockstudy import gem5 as gem5_finder
+from lockstudy.campaign.machines import machine_module
+from lockstudy.console import error, step
+from lockstudy.kernel.build import kernel_output_dir
+from lockstudy.image import ext2_path
+from lockstudy.paths import ROOT
+
+RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
+TICKS_PER_MS = 10**9  # gem5 ticks are picoseconds
+
+
+def run_py(gem5: gem5_finder.Gem5Info, outdir: Path, args: list[str]) -> dict[str, Any]:
+    """One run.py run; its result.json (raises if gem5 wrote none or it failed)."""
+    argv = [str(gem5.path), "-d", str(outdir / "m5out"), str(RUN_SCRIPT), *args, "--outdir", str(outdir)]
+    outdir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(outdir / "gem5.log", "wb") as log:
+        status = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode
+    result_file = outdir / "result.json"
+    if not result_file.is_file():
+        raise RuntimeError(f"gem5 exited with status {status} and wrote no result.json (see {outdir / 'gem5.log'})")
+    result = json.loads(result_file.read_text())
+    if result["status"] != "ok":
+        raise RuntimeError(f"{' '.join(argv)}\n  failed: {result['reason']} (see {outdir / 'gem5.log'})")
+    result["wall_s"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, size: int, scratch: Path) -> dict[str, Any]:
+    size_option = f"--{machine_module().find_machine(machine).size_option}"
+    common = [
+        "--machine", machine, size_option, str(size),
+        "--kernel", str(kernel_output_dir(config["kernel_build"]) / "vmlinux"), "--image", str(ext2_path()),
+    ]  # fmt: skip
+    checkpoint = scratch / "checkpoint"
+    step(f"{machine} {size_option[2:]}={size}: boot on the fast-forward CPU to a checkpoint")
+    boot = run_py(gem5, scratch / "boot", [*common, "--checkpoint-out", str(checkpoint)])
+    print(f"    boot {boot['host_seconds']:.0f} s host for {boot['simulated_seconds']:.2f} s simulated")
+    step(f"{machine} {size_option[2:]}={size}: restore, then {config['roi_spec']} on the {config['roi_cpu']} CPU")
+    roi = run_py(gem5, scratch / "roi", [*common, "--checkpoint-in", str(checkpoint), "--cpu", config["roi_cpu"], "--run", config["roi_spec"]])
+    (roi_begin, roi_end), = roi["roi_host_seconds"]
+    (tick_begin, tick_end), = roi["roi_ticks"]
+    simulated_ms = (tick_end - tick_begin) / TICKS_PER_MS
+    figures = {
+        "boot_host_s": boot["host_seconds"],
+        "boot_simulated_s": round(boot["simulated_seconds"], 3),
+        "restore_to_roi_host_s": roi_begin,
+        "roi_host_s": round(roi_end - roi_begin, 1),
+        "roi_simulated_ms": round(simulated_ms, 3),
+        "host_s_per_simulated_ms": round((roi_end - roi_begin) / simulated_ms, 1),
+        "restore_run_host_s": roi["host_seconds"],
+    }
+    print(
+        f"    restore to ROI {roi_begin:.0f} s; ROI {simulated_ms:.2f} ms simulated in {roi_end - roi_begin:.0f} s host "
+        f"= {figures['host_s_per_simulated_ms']} host s per simulated ms"
+    )
+    return figures
+
+
+def bench_gem5(_args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path]) -> int:
+    try:
+        gem5 = gem5_finder.find_gem5()
+    except gem5_finder.Gem5Unavailable as exc:
+        error(f"bench gem5 needs gem5: {exc}")
+        return 1
+    config = settings("gem5")
+    figures: dict[str, Any] = {"gem5": gem5.as_provenance(), "roi_spec": config["roi_spec"], "roi_cpu": config["roi_cpu"]}
+    for machine, size in config["machines"]:
+        with tempfile.TemporaryDirectory(prefix="lockstudy-bench-gem5-") as scratch:
+            figures[f"{machine}-{size}"] = measure(gem5, config, machine, size, Path(scratch))
+    print(f"\n    {'machine':<14} {'boot (s)':>9} {'restore to ROI (s)':>19} {'host s / sim ms':>16}")
+    for machine, size in config["machines"]:
+        row = figures[f"{machine}-{size}"]
+        print(f"    {machine + '-' + str(size):<14} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} {row['host_s_per_simulated_ms']:>16.1f}")
+    print(f"\nfigures: {write_report('gem5', figures)}")
+    return 0
