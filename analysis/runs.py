@@ -8,6 +8,8 @@ Layouts (found by their result.json files):
   (the worker's: run_id, status, reason) with run.py's outputs in
   `runs/<run-id>/out/`. The run id is then the worker's run_id, and the
   run counts only when both result.json files say "ok".
+A boot to a checkpoint (run.py --checkpoint-out, e.g. a campaign's
+`checkpoints/<key>/`) has no ROI and is not a run of the results.
 
 `Results.value(run_id, roi, stat, sub)` is the metrics' accessor: the
 printed value; 0.0 when gem5 left the stat out because it was zero (only
@@ -85,6 +87,8 @@ def discover_runs(results_dir: Path) -> list[RunInfo]:
         if relative.parts and relative.parts[0] == ANALYSIS_DIR:
             continue
         data = _read_json(path)
+        if "provenance" in data and data["provenance"].get("checkpoint_out"):
+            continue  # a boot to a checkpoint (a campaign's checkpoints/ folder): no ROI, nothing to measure
         if "provenance" in data:
             runs[path.parent] = RunInfo(
                 run_id=str(relative) if relative.parts else results_dir.name,

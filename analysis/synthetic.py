@@ -49,6 +49,22 @@ OP_CLASSES = tuple(
     "InstPrefetch".split()
 )
 CPU_SCALARS = ("numCycles", "numWorkItemsStarted", "numWorkItemsCompleted", "cpi", "ipc", "idleCycles", "tickCycles", "numInsts", "numOps", "committedInsts", "committedOps", "numIntAluAccesses", "numFpAluAccesses", "numCallsReturns", "numCondCtrlInsts", "numIntInsts", "numFpInsts", "numIntRegReads", "numIntRegWrites", "numMemRefs", "numLoadInsts", "numStoreInsts", "numIdleCycles", "numBusyCycles", "notIdleFraction", "idleFraction", "numBranches", "numPredictedTaken", "numMispredicted", "fetchStats0.numInsts", "fetchStats0.numOps", "fetchStats0.fetchRate", "fetchStats0.numBranches", "fetchStats0.branchRate", "fetchStats0.icacheStallCycles", "fetchStats0.numFetchSuspends", "executeStats0.numInsts", "executeStats0.numNop", "executeStats0.numBranches", "executeStats0.numLoadInsts", "executeStats0.numStoreInsts", "executeStats0.instRate", "executeStats0.dcacheStallCycles", "executeStats0.numCCRegReads", "executeStats0.numCCRegWrites", "executeStats0.numIntRegReads", "executeStats0.numIntRegWrites", "executeStats0.numMiscRegReads", "executeStats0.numMiscRegWrites", "executeStats0.numDiscardedOps", "commitStats0.numInsts", "commitStats0.numOps", "commitStats0.numInstsNotNOP", "commitStats0.numOpsNotNOP", "commitStats0.cpi", "commitStats0.ipc", "commitStats0.numMemRefs", "commitStats0.numFpInsts", "commitStats0.numIntInsts", "commitStats0.numLoadInsts", "commitStats0.numStoreInsts", "commitStats0.numVecInsts", "mmu.dtb.rdAccesses", "mmu.dtb.wrAccesses", "mmu.dtb.rdMisses", "mmu.dtb.wrMisses", "mmu.itb.rdAccesses", "mmu.itb.wrAccesses", "mmu.itb.rdMisses", "mmu.itb.wrMisses", "mmu.dtb.walker.walks", "mmu.itb.walker.walks", "thread_0.numInsts", "thread_0.numOps", "thread_0.numMemRefs", "power_state.pwrStateResidencyTicks::ON")
+# Units gem5 v24 prints for CPU stats that are not counts (checked against
+# tests/fixtures/gem5/altix-numa-2-kbench/stats.txt); the rest are Count.
+CPU_UNITS = {
+    "numCycles": "Cycle",
+    "cpi": "(Cycle/Count)",
+    "ipc": "(Count/Cycle)",
+    "fetchStats0.fetchRate": "(Count/Cycle)",
+    "fetchStats0.branchRate": "Ratio",
+    "executeStats0.instRate": "(Count/Cycle)",
+    "commitStats0.cpi": "(Cycle/Count)",
+    "commitStats0.ipc": "(Count/Cycle)",
+    "power_state.pwrStateResidencyTicks::ON": "Tick",
+}
+# Ruby cache-memory stats are declared without a unit (Unspecified).
+RUBY_CACHE_UNITS = {"m_demand_hits": "Unspecified", "m_demand_misses": "Unspecified", "m_demand_accesses": "Unspecified"}
+BUFFER_UNITS = {"m_buf_msgs": "(Count/Tick)", "m_stall_time": "Tick", "m_avg_stall_time": "(Tick/Count)"}
 MEMORY_SCALARS = ("bytesRead::total", "bytesWritten::total", "bytesInstRead::total", "numReads::total", "numWrites::total", "bwRead::total", "bwWrite::total", "bwTotal::total", "readReqs", "writeReqs", "readBursts", "writeBursts", "servicedByWrQ", "mergedWrBursts", "neitherReadNorWriteReqs", "avgRdQLen", "avgWrQLen", "numRdRetry", "numWrRetry", "readPktSize::6", "writePktSize::6", "bytesReadWrQ", "bytesReadSys", "bytesWrittenSys", "avgRdBWSys", "avgWrBWSys", "totGap", "avgGap", "requestorReadBytes::total", "requestorWriteBytes::total", "dram.bytesRead::total", "dram.bytesWritten::total", "dram.readBursts", "dram.writeBursts", "dram.totQLat", "dram.totMemAccLat", "dram.avgQLat", "dram.avgMemAccLat", "dram.readRowHits", "dram.writeRowHits", "dram.readRowHitRate", "dram.writeRowHitRate", "dram.pageHitRate", "dram.rank0.actEnergy", "dram.rank0.preEnergy", "dram.rank0.readEnergy", "dram.rank0.writeEnergy", "dram.rank0.totalEnergy", "dram.rank0.averagePower", "dram.rank0.totalIdleTime")
 MESSAGE_TYPES = ("Control", "Request_Control", "Response_Data", "Response_Control", "Writeback_Data", "Writeback_Control")
 VIRTUAL_NETWORKS = 3
@@ -212,7 +228,7 @@ def _root_stats(out: StatsWriter, rng: random.Random, ticks: int) -> None:
 def _cpu_stats(out: StatsWriter, rng: random.Random, prefix: str, active: bool) -> None:
     for stat in CPU_SCALARS:
         value = rng.randint(1, 10**7) if active else 0
-        out.scalar(f"{prefix}.{stat}", value, f"{stat.rsplit('.', 1)[-1]} of the core", "Count")
+        out.scalar(f"{prefix}.{stat}", value, f"{stat.rsplit('.', 1)[-1]} of the core", CPU_UNITS.get(stat, "Count"))
     classes = {name: (rng.randint(0, 10**6) if active and rng.random() < 0.3 else 0) for name in OP_CLASSES}
     out.vector(f"{prefix}.commitStats0.committedInstType", classes, "Class of committed instruction.", "Count")
     out.vector(f"{prefix}.executeStats0.instType", classes, "Class of executed instruction.", "Count")
@@ -343,10 +359,10 @@ def altix_numa(nodes: int, rng: random.Random, ticks: int, cpus_per_node: int = 
             c = f"{ruby}.{indexed(kind, i, count)}"
             for cache in (("L1Dcache", "L1Icache") if kind == "l1_controllers" else ("L2cache",) if kind == "l2_controllers" else ()):
                 for stat in ("m_demand_hits", "m_demand_misses", "m_demand_accesses", "m_prefetch_hits", "m_prefetch_misses", "m_prefetch_accesses", "numDataArrayReads", "numDataArrayWrites", "numTagArrayReads", "numTagArrayWrites"):
-                    out.scalar(f"{c}.{cache}.{stat}", rng.randint(0, 10**6), stat, "Count")
+                    out.scalar(f"{c}.{cache}.{stat}", rng.randint(0, 10**6), stat, RUBY_CACHE_UNITS.get(stat, "Count"))
             for buffer in RUBY_BUFFERS:
                 for stat in BUFFER_STATS:
-                    out.scalar(f"{c}.{buffer}.{stat}", rng.randint(0, 10**6), stat, "Count")
+                    out.scalar(f"{c}.{buffer}.{stat}", rng.randint(0, 10**6), stat, BUFFER_UNITS.get(stat, "Count"))
             out.oneline_histogram(f"{c}.outTransLatHist.Load", [rng.randint(0, 100) for _ in range(5)], 2)
     _memory_stats(out, rng, "board.memory.mem_ctrl")
     return out

@@ -3,13 +3,17 @@
 The lines here are written with gem5's own printf format, spelled out in
 this file from the gem5 v24 source (StateMachine.py:1653, Sequencer.cc:1107),
 not with the module's formatter; the expected counts are counted from the
-text with plain substring tests, independently of the parser. The test on
-a real gem5 trace joins when issue #5 commits the fixtures.
+text with plain substring tests, independently of the parser. The last
+test runs on a real gem5 trace (tests/fixtures/gem5/altix-numa-2-kbench:
+50,000 lines of a kbench ROI on 2 Altix nodes) with counts taken by
+splitting its lines on whitespace, as `grep | awk` would.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -120,3 +124,39 @@ def test_a_broken_line_in_a_file_names_the_file_and_line(tmp_path: Path) -> None
         handle.write("\n".join([*TRACE[:5], "garbage 0x garbage [0x1d08100, line 0x1d08100]", *TRACE[5:]]) + "\n")
     with pytest.raises(TraceFormatError, match=rf"{path}:6: "):
         attribute_trace(path, [LOCK], LINE_BYTES, chunk_bytes=100)
+
+
+REAL_RUN = Path(__file__).resolve().parent / "fixtures" / "gem5" / "altix-numa-2-kbench"
+# Controller events that move a lock line between caches (MESI_Two_Level).
+COHERENCE_EVENTS = ("Inv", "Fwd_GETX", "Fwd_GETS", "L1_GETX", "L1_GETS", "L1_UPGRADE", "Data_Exclusive", "Ack")
+
+
+def test_a_real_gem5_trace_is_attributed_as_a_plain_count_says() -> None:
+    trace = REAL_RUN / "roi.trace.gz"
+    if not trace.is_file():
+        pytest.skip(f"{trace} is not there")
+    result = json.loads((REAL_RUN / "result.json").read_text())
+    registry = result["guest"]["results"][0]["locks"]
+    locks = [TracedLock(lock["name"], int(lock["physical"], 16), lock["size"]) for lock in registry]
+    line_bytes = result["provenance"]["machine"]["line_bytes"]
+    attribution = attribute_trace(trace, locks, line_bytes)
+
+    text = gzip.open(trace, "rt").read().splitlines()
+    assert attribution.lines_read == len(text)
+    bench_line = int(next(lock["physical"] for lock in registry if lock["name"] == "bench:lock"), 16) // line_bytes * line_bytes
+    on_bench_line = [line.split() for line in text if f"line 0x{bench_line:x}]" in line]
+    plain = Counter((words[2], words[3]) for words in on_bench_line if words[2] != "Seq")
+    counted = Counter()
+    for (line, machine, _version, event), count in attribution.events.items():
+        if line == bench_line:
+            counted[(machine, event)] += count
+    for machine in ("L1Cache", "L2Cache"):
+        for event in COHERENCE_EVENTS:
+            assert counted[(machine, event)] == plain[(machine, event)], (machine, event)
+    # the excerpt is from the middle of a contended ROI: the lock line really moves
+    assert plain[("L1Cache", "Inv")] > 0 and plain[("L2Cache", "L1_GETX")] > 0
+    begins = [words for words in on_bench_line if words[2] == "Seq" and words[3] == "Begin"]
+    requests = sum(count for (_lock, line, _kind), count in attribution.requests.items() if line == bench_line)
+    assert requests == len(begins) > 0
+    all_lines = {int(lock["physical"], 16) // line_bytes * line_bytes for lock in registry}
+    assert attribution.lines_on_locks == sum(1 for line in text if any(f"line 0x{a:x}]" in line for a in all_lines))
