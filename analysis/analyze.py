@@ -1,8 +1,11 @@
 """`./run.sh analyze RESULTS_DIR`: gem5 outputs -> the tidy stats table.
 
 Runs in the project's .venv (pandas, pyarrow); analysis/command.py starts
-it. Writes RESULTS_DIR/analysis/{stats,runs}.{parquet,csv} and
-provenance.json, and prints a summary.
+it. Writes RESULTS_DIR/analysis/: stats (the tidy table), runs, metrics
+(coherence metrics per run and ROI, analysis/metrics.py), handoff_bound
+(messages per hand-off against the bound, analysis/handoffs.py) and, for
+runs with a ROI trace, lock_events and locks (analysis/locks.py), each as
+.parquet and .csv, plus provenance.json; and prints a summary.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from typing import Any
 from analysis import config_reader, stat_rules
 from analysis.runs import ANALYSIS_DIR, RESULT_FILE, RunLayoutError, load_results
 from analysis.stats_reader import default_vocabulary
+from analysis.handoffs import bound_table
+from analysis.locks import lock_tables
+from analysis.metrics import MetricsError, metrics_table
 from analysis.tidy import runs_table, stats_table, write_table
 
 EXIT_UNREADABLE = 1
@@ -85,6 +91,17 @@ def main(argv: list[str] | None = None) -> int:
     out = args.results_dir / ANALYSIS_DIR
     written = write_table(table, out, "stats")
     written += write_table(runs_table(runs, results.excluded, errors), out, "runs")
+    try:
+        coherence = metrics_table(results)
+    except MetricsError as exc:
+        print(f"analyze: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    written += write_table(coherence, out, "metrics")
+    written += write_table(bound_table(coherence), out, "handoff_bound")
+    lock_events, lock_summary = lock_tables(results)
+    if not lock_summary.empty:
+        written += write_table(lock_events, out, "lock_events")
+        written += write_table(lock_summary, out, "locks")
     record = out / "provenance.json"
     record.write_text(json.dumps(provenance(args, runs, results.excluded, errors), indent=2, sort_keys=True) + "\n")
     renamed = sorted({name for name in table["renamed_from"].cat.categories if name})

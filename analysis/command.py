@@ -1,6 +1,7 @@
-"""Registers `run.sh analyze` (standard library only: run.sh loads it before .venv exists).
+"""Registers `run.sh analyze` and `run.sh report` (standard library only: run.sh loads it before .venv exists).
 
-The work runs in the project's .venv (pandas, pyarrow): analysis/analyze.py.
+The work runs in the project's .venv (pandas, pyarrow, matplotlib):
+analysis/analyze.py and analysis/report.py.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+from pathlib import Path
 
 from lockstudy.console import error
 from lockstudy.paths import ROOT, venv_python
@@ -53,6 +55,43 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="leave out runs whose outputs do not read (reported) instead of stopping with an error",
     )
     parser.set_defaults(func=analyze)
+    register_report(commands)
+
+
+def register_report(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="a campaign's results as tables, plots and a report (Markdown + one HTML page)",
+        description=(
+            "Read every finished run of CAMPAIGN (its results folder: --results, default "
+            "$LOCKSTUDY_RESULTS/<name> or results/raw/<name>) and write into --out (default "
+            "results/<name>/): metrics.csv (coherence metrics per run and ROI), handoff_bound.csv "
+            "(messages per hand-off against the analytical bound), locks.csv (per-lock traffic from ROI "
+            "traces), figures/ (PNG + SVG), report.md, report.html (self-contained) and provenance.json. "
+            "Failed runs are listed and left out. Runs in .venv: needs ./run.sh setup."
+        ),
+    )
+    parser.add_argument("campaign", type=Path, help="the campaign file (campaigns/NAME.toml)")
+    parser.add_argument("--results", type=Path, help="the campaign's results folder")
+    parser.add_argument("--out", type=Path, help="where the report goes (default results/<name>/)")
+    parser.set_defaults(func=report)
+
+
+def report(args: argparse.Namespace) -> int:
+    from lockstudy.campaign.loader import CampaignError, load_campaign
+    from lockstudy.campaign.store import results_root
+
+    try:
+        name = load_campaign(args.campaign).name
+    except CampaignError as exc:
+        error(str(exc))
+        return 1
+    results = args.results or results_root() / name
+    if not results.is_dir():
+        error(f"{results}: no results of campaign {name} (run ./run.sh campaign {args.campaign} first, or pass --results)")
+        return 1
+    out = args.out or ROOT / "results" / name
+    return run_in_venv("analysis.report", [str(args.campaign), "--results", str(results), "--out", str(out)])
 
 
 def analyze(args: argparse.Namespace) -> int:

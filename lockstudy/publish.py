@@ -20,6 +20,7 @@ import argparse
 import gzip
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from lockstudy.paths import ROOT, cache_dir
 RUN_FILES = ("stats.txt", "config.json", "console.log", "result.json")
 TRACE = "roi.trace.gz"
 RECORD = "PUBLISHED.json"
+# A path prefix ends where the next character cannot continue a file name.
+PATH_END = r"(?![\w.+-])"
 
 
 class PublishError(RuntimeError):
@@ -61,20 +64,27 @@ def forbidden(pairs: list[tuple[str, str]]) -> set[str]:
     return out
 
 
+def replace_paths(text: str, pairs: list[tuple[str, str]]) -> str:
+    """Each prefix replaced where it is a whole path or a leading part of one (not "/root" in "/rootfs")."""
+    for prefix, placeholder in sorted(pairs, key=lambda pair: -len(pair[0])):
+        text = re.sub(re.escape(prefix) + PATH_END, lambda _match, p=placeholder: p, text)
+    return text
+
+
 def portable(text: str, pairs: list[tuple[str, str]], name: str) -> str:
-    for prefix, placeholder in pairs:
-        text = text.replace(prefix, placeholder)
-    left = sorted(prefix for prefix in forbidden(pairs) if prefix in text)
+    text = replace_paths(text, pairs)
+    left = sorted(prefix for prefix in forbidden(pairs) if re.search(re.escape(prefix) + ("" if prefix.endswith("/") else PATH_END), text))
     if left:
         raise PublishError(f"{name}: still names {left} after rewriting; not published")
     return text
 
 
 def excerpt(trace: Path, first: int, last: int, dest: Path) -> int:
-    with gzip.open(trace, "rt") as source, gzip.open(dest, "wt", compresslevel=9) as sink:
-        kept = 0
+    kept = 0
+    # mtime 0 and no file name in the header: the same excerpt gives the same bytes
+    with gzip.open(trace, "rt") as source, open(dest, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as packed:
         for line in itertools.islice(source, first - 1, last):
-            sink.write(line)
+            packed.write(line.encode())
             kept += 1
     if kept != last - first + 1:
         raise PublishError(f"{trace}: has only {first - 1 + kept} lines, --trace-lines asked for {first}:{last}")

@@ -1,0 +1,135 @@
+"""Messages per contended hand-off against the analytical bound, per variant.
+
+From the metrics table (analysis/metrics.py): the kbench ROIs, per
+machine and variant, the measured coherence requests per hand-off at each
+size, the least-squares slope against the number of waiters W = CPUs - 1,
+and the order that slope shows next to the order the theory gives
+(analysis/data/bounds.toml, with its sources). `reference_lines()` gives
+the bound drawn through each variant's smallest measured size.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "bounds.toml"
+ORDERS = ("1", "N")
+KBENCH = "kbench"
+
+
+class BoundsError(ValueError):
+    """A bounds file that cannot be used; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    variant: str
+    order: str
+    per_waiter: float
+    expected: str
+
+
+@dataclass(frozen=True)
+class Bounds:
+    metric: str
+    slope_per_waiter: float
+    min_waiters: int
+    variants: dict[str, Bound]
+
+
+@lru_cache(maxsize=None)
+def load_bounds(path: Path = DATA_FILE) -> Bounds:
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise BoundsError(f"{path}: not TOML: {exc}") from None
+    agreement = data.get("agreement")
+    if not isinstance(agreement, dict):
+        raise BoundsError(f"{path}: agreement: missing table")
+    for key, kind in (("metric", str), ("slope_per_waiter", float), ("min_waiters", int)):
+        if not isinstance(agreement.get(key), kind):
+            raise BoundsError(f"{path}: agreement.{key}: {agreement.get(key)!r} is not a {kind.__name__}")
+    variants: dict[str, Bound] = {}
+    for index, entry in enumerate(data.get("variant", [])):
+        where = f"{path}: variant[{index}]"
+        if entry.get("order") not in ORDERS:
+            raise BoundsError(f"{where}.order: {entry.get('order')!r} is not one of {ORDERS}")
+        if not isinstance(entry.get("per_waiter"), float) or entry["per_waiter"] < 0:
+            raise BoundsError(f"{where}.per_waiter: {entry.get('per_waiter')!r} is not a number >= 0")
+        for key in ("name", "expected"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise BoundsError(f"{where}.{key}: missing")
+        if entry["name"] in variants:
+            raise BoundsError(f"{where}.name: {entry['name']!r} appears twice")
+        variants[entry["name"]] = Bound(entry["name"], entry["order"], entry["per_waiter"], entry["expected"])
+    return Bounds(agreement["metric"], agreement["slope_per_waiter"], agreement["min_waiters"], variants)
+
+
+def slope(waiters: list[float], values: list[float]) -> float:
+    """Least-squares slope of values against waiters; NaN with fewer than two sizes."""
+    if len(waiters) < 2:
+        return math.nan
+    mean_w, mean_v = sum(waiters) / len(waiters), sum(values) / len(values)
+    spread = sum((w - mean_w) ** 2 for w in waiters)
+    if spread == 0:
+        return math.nan
+    return sum((w - mean_w) * (v - mean_v) for w, v in zip(waiters, values)) / spread
+
+
+def contended(table: pd.DataFrame, bounds: Bounds) -> pd.DataFrame:
+    """The kbench ROIs with contended hand-offs: one mean value per machine, variant and size."""
+    rows = table[(table["testcase"] == KBENCH) & (table["cpus"] - 1 >= bounds.min_waiters) & (table["handoffs"] > 0)]
+    rows = rows.assign(waiters=rows["cpus"] - 1)
+    return rows.groupby(["machine", "variant", "cpus", "nodes", "waiters"], as_index=False)[bounds.metric].mean()
+
+
+def bound_table(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:
+    """Per machine and variant: measured values by size, slope, expected and measured order, agreement."""
+    bounds = bounds or load_bounds()
+    points = contended(table, bounds)
+    out = []
+    for (machine, variant), group in points.groupby(["machine", "variant"]):
+        group = group.sort_values("cpus")
+        measured_slope = slope(list(group["waiters"].astype(float)), list(group[bounds.metric].astype(float)))
+        bound = bounds.variants.get(variant)
+        measured_order = "" if math.isnan(measured_slope) else ("N" if measured_slope >= bounds.slope_per_waiter else "1")
+        if bound is None:
+            verdict = "no bound for this variant"
+        elif not measured_order:
+            verdict = "one size only: no slope"
+        else:
+            verdict = "agrees" if measured_order == bound.order else "disagrees"
+        out.append({
+            "machine": machine,
+            "variant": variant,
+            "sizes": " ".join(f"{int(c)}" for c in group["cpus"]),
+            "per_handoff": " ".join(f"{v:.1f}" for v in group[bounds.metric]),
+            "slope_per_waiter": measured_slope,
+            "expected_order": f"O({bound.order})" if bound else "",
+            "measured_order": f"O({measured_order})" if measured_order else "",
+            "verdict": verdict,
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def reference_lines(points: pd.DataFrame, bounds: Bounds | None = None) -> dict[str, list[tuple[float, float]]]:
+    """The bound of each variant drawn through its smallest measured size: variant -> (cpus, value) pairs."""
+    bounds = bounds or load_bounds()
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for variant, group in points.groupby("variant"):
+        bound = bounds.variants.get(str(variant))
+        if bound is None:
+            continue
+        group = group.sort_values("cpus")
+        first = group.iloc[0]
+        lines[str(variant)] = [
+            (float(cpus), float(first[bounds.metric]) + bound.per_waiter * (float(cpus) - float(first["cpus"])))
+            for cpus in group["cpus"]
+        ]
+    return lines

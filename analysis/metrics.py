@@ -1,0 +1,257 @@
+"""Coherence metrics per run and ROI, normalised by the guest's own counts.
+
+The metric definitions are data (analysis/data/metrics.toml: which gem5
+stats each metric adds up, with their sources); this module reads them,
+applies them to every dump of every run, pairs each ROI with the guest
+result of the testcase that ran in it, and builds one table:
+
+  run_id, roi, machine, kind, cpus, nodes, line_bytes, kernel_build,
+  boot_args, variant, testcase, run_spec, roi_cpu, sim_seconds,
+  ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
+  acquisitions, handoffs, handoffs_local, handoffs_remote,
+  <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff
+
+A metric the machine's memory system does not have is NaN (a bus has no
+invalidation messages of its own; Ruby has no broadcast). A denominator
+of zero gives NaN, never infinity or zero.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.runs import Results, RunStats
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "metrics.toml"
+HIERARCHIES = ("classic", "ruby")
+COMBINES = ("sum", "bucket_weighted")
+TOTAL_SUB = "total"
+SPINLOCK_SWITCH = "lockstudy.spinlock="
+SPINLOCK_SETTING = "spinlock"  # /sys/kernel/lockstudy/spinlock, as the guest printed it
+# What a kernel booted without lockstudy.spinlock= runs (kernel/variants.toml's default).
+DEFAULT_VARIANT = "qspinlock"
+
+
+class MetricsError(ValueError):
+    """A metrics file or a run the metrics cannot be computed for; the message says where."""
+
+
+@dataclass(frozen=True)
+class MetricRule:
+    name: str
+    hierarchy: str
+    stat: re.Pattern[str]
+    sub: re.Pattern[str]
+    combine: str
+    required: bool
+    description: str
+    source: str
+
+    def takes_bare_total(self) -> bool:
+        return self.sub.fullmatch(TOTAL_SUB) is not None
+
+
+@dataclass(frozen=True)
+class MetricRules:
+    rules: tuple[MetricRule, ...]
+    derived: dict[str, tuple[str, ...]]
+    normalisers: dict[str, str]  # suffix ("per_op") -> guest count column ("ops")
+    normalised: tuple[str, ...]
+
+    def of(self, hierarchy: str) -> list[MetricRule]:
+        return [rule for rule in self.rules if rule.hierarchy == hierarchy]
+
+    def names(self) -> list[str]:
+        seen = dict.fromkeys(rule.name for rule in self.rules)
+        return [*seen, *self.derived]
+
+
+def _field(entry: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    if key not in entry:
+        raise MetricsError(f"{where}.{key}: missing")
+    value = entry[key]
+    if not isinstance(value, kind):
+        raise MetricsError(f"{where}.{key}: {value!r} is not a {kind.__name__}")
+    return value
+
+
+def _regex(text: str, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise MetricsError(f"{where}: {text!r} is not a regular expression: {exc}") from None
+
+
+@lru_cache(maxsize=None)
+def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise MetricsError(f"{path}: not TOML: {exc}") from None
+    rules: list[MetricRule] = []
+    for index, entry in enumerate(data.get("metric", [])):
+        where = f"{path}: metric[{index}]"
+        hierarchy = _field(entry, "hierarchy", str, where)
+        if hierarchy not in HIERARCHIES:
+            raise MetricsError(f"{where}.hierarchy: {hierarchy!r} is not one of {HIERARCHIES}")
+        combine = _field(entry, "combine", str, where)
+        if combine not in COMBINES:
+            raise MetricsError(f"{where}.combine: {combine!r} is not one of {COMBINES}")
+        rules.append(
+            MetricRule(
+                name=_field(entry, "name", str, where),
+                hierarchy=hierarchy,
+                stat=_regex(_field(entry, "stat", str, where), f"{where}.stat"),
+                sub=_regex(_field(entry, "sub", str, where), f"{where}.sub"),
+                combine=combine,
+                required=_field(entry, "required", bool, where),
+                description=_field(entry, "description", str, where),
+                source=_field(entry, "source", str, where),
+            )
+        )
+    known = {rule.name for rule in rules}
+    derived: dict[str, tuple[str, ...]] = {}
+    for name, parts in data.get("derived", {}).items():
+        missing = [part for part in parts if part not in known]
+        if missing:
+            raise MetricsError(f"{path}: derived.{name}: {missing} are not metrics of this file")
+        derived[name] = tuple(parts)
+    normalise = data.get("normalise", {})
+    normalised = tuple(_field(normalise, "metrics", list, f"{path}: normalise"))
+    unknown = [name for name in normalised if name not in known and name not in derived]
+    if unknown:
+        raise MetricsError(f"{path}: normalise.metrics: {unknown} are not metrics of this file")
+    normalisers = {key: value for key, value in normalise.items() if key != "metrics"}
+    return MetricRules(tuple(rules), derived, normalisers, normalised)
+
+
+def _by_stat(run: RunStats, roi: int) -> dict[str, dict[str, float]]:
+    grouped: dict[str, dict[str, float]] = defaultdict(dict)
+    for stat, sub, value, _unit, _description in run.dumps[roi].entries():
+        grouped[stat][sub] = value
+    return grouped
+
+
+def _apply(rule: MetricRule, grouped: dict[str, dict[str, float]], where: str) -> float:
+    matched = [stat for stat in grouped if rule.stat.fullmatch(stat)]
+    if not matched and rule.required:
+        raise MetricsError(f"{where}: metric {rule.name}: no stat matches {rule.stat.pattern!r} (required)")
+    total = 0.0
+    for stat in matched:
+        subs = grouped[stat]
+        if rule.takes_bare_total() and TOTAL_SUB not in subs and "" in subs:
+            total += subs[""]
+            continue
+        for sub, value in subs.items():
+            if not rule.sub.fullmatch(sub) or math.isnan(value):
+                continue
+            total += value * int(sub) if rule.combine == "bucket_weighted" else value
+    return total
+
+
+def roi_metrics(run: RunStats, roi: int, rules: MetricRules | None = None) -> dict[str, float]:
+    """Every metric of the run's memory system for one ROI; the others are NaN."""
+    rules = rules or load_metric_rules()
+    grouped = _by_stat(run, roi)
+    where = f"{run.stats_path}: dump {roi}"
+    values = {name: math.nan for name in rules.names()}
+    mine = rules.of(run.machine.hierarchy)
+    for name in dict.fromkeys(rule.name for rule in mine):
+        values[name] = sum(_apply(rule, grouped, where) for rule in mine if rule.name == name)
+    present = {rule.name for rule in mine}
+    for name, parts in rules.derived.items():
+        if all(part in present for part in parts):
+            values[name] = sum(values[part] for part in parts)
+    return values
+
+
+def variant_of(result: dict[str, Any], guest: dict[str, Any]) -> str:
+    """The spinlock variant the ROI ran: kbench's own, else the kernel's boot choice."""
+    params = guest.get("params", {})
+    if isinstance(params, dict) and params.get("variant") not in (None, "", "boot"):
+        return str(params["variant"])
+    for arg in result.get("provenance", {}).get("boot_args", []) or []:
+        if str(arg).startswith(SPINLOCK_SWITCH):
+            return str(arg)[len(SPINLOCK_SWITCH) :]
+    settings = result.get("guest", {}).get("boot_settings") or {}
+    return str(settings.get(SPINLOCK_SETTING, DEFAULT_VARIANT))
+
+
+def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
+    """The testcase's own counts: ops, and for kbench the bench lock's acquisitions and hand-offs."""
+    counts = {
+        "ops": float(guest.get("ops", math.nan)),
+        "ops_per_s": float(guest.get("ops_per_s", math.nan)),
+        "acquisitions": math.nan,
+        "handoffs": math.nan,
+        "handoffs_local": math.nan,
+        "handoffs_remote": math.nan,
+    }
+    runs = guest.get("metrics", {}).get("runs") if isinstance(guest.get("metrics"), dict) else None
+    if guest.get("testcase") == "kbench" and isinstance(runs, list):
+        counts["acquisitions"] = float(sum(run["acquisitions"] for run in runs))
+        for key in ("handoffs", "handoffs_local", "handoffs_remote"):
+            counts[key] = float(guest["counters"][key])
+    return counts
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    if math.isnan(numerator) or math.isnan(denominator) or denominator == 0:
+        return math.nan
+    return numerator / denominator
+
+
+def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, Any]]:
+    """One row per ROI of a run: identity, guest counts, metrics, normalised metrics."""
+    rules = rules or load_metric_rules()
+    result = run.info.result
+    provenance = result.get("provenance", {})
+    machine = provenance.get("machine", {})
+    guests = [entry.get("result", {}) for entry in result.get("guest", {}).get("results", [])]
+    if len(guests) != len(run.dumps):
+        raise MetricsError(
+            f"{run.info.gem5_dir}: {len(run.dumps)} ROI dump(s) in stats.txt but {len(guests)} testcase result(s) "
+            "in result.json: each testcase is one ROI, so they must pair up"
+        )
+    rows = []
+    for roi, guest in enumerate(guests):
+        row: dict[str, Any] = {
+            "run_id": run.info.run_id,
+            "roi": roi,
+            "machine": machine.get("name"),
+            "kind": machine.get("kind"),
+            "cpus": machine.get("cpus", run.machine.num_cpus),
+            "nodes": machine.get("nodes", 1),
+            "line_bytes": machine.get("line_bytes", run.machine.line_bytes),
+            "kernel_build": provenance.get("kernel", {}).get("build_info", {}).get("build"),
+            "boot_args": " ".join(provenance.get("boot_args", []) or []),
+            "variant": variant_of(result, guest),
+            "testcase": guest.get("testcase"),
+            "run_spec": provenance.get("run_spec"),
+            "roi_cpu": provenance.get("roi_cpu"),
+            "sim_seconds": run.value(roi, "simSeconds"),
+        }
+        row.update(guest_counts(guest))
+        # The guest's own clock is jiffies under gem5 (4 ms steps): rates use simulated time.
+        row["ops_per_sim_s"] = _ratio(row["ops"], row["sim_seconds"])
+        metrics = roi_metrics(run, roi, rules)
+        row.update(metrics)
+        for suffix, denominator in rules.normalisers.items():
+            for name in rules.normalised:
+                row[f"{name}_{suffix}"] = _ratio(metrics[name], row[denominator])
+        rows.append(row)
+    return rows
+
+
+def metrics_table(results: Results, rules: MetricRules | None = None) -> pd.DataFrame:
+    rows = [row for run_id in sorted(results.runs) for row in run_rows(results.runs[run_id], rules)]
+    return pd.DataFrame(rows)

@@ -1,0 +1,227 @@
+"""`run.sh report CAMPAIGN`: a campaign's results as tables, plots and a report.
+
+Reads the campaign's results folder (every finished run; failed runs are
+listed, never counted), computes the coherence metrics, the hand-off
+bound table and, for traced runs, the per-lock tables, then writes into
+the output folder:
+
+  metrics.csv, handoff_bound.csv, locks.csv (small tidy tables)
+  figures/*.png, figures/*.svg
+  report.md and report.html (one self-contained page)
+  provenance.json (gem5 version, kernel build ids, image and machine
+  file hashes, commands of every run)
+
+Sections appear only for data the results hold: a campaign without kbench
+runs has no hand-off section, and the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis import handoffs, plots
+from analysis.locks import lock_tables
+from analysis.metrics import MetricsError, metrics_table
+from analysis.report_render import Report, Section, Table, write_html, write_markdown
+from analysis.runs import Results, RunLayoutError, load_results
+from lockstudy import publish
+
+KBENCH = "kbench"
+FIGURES = "figures"
+MACHINE_TITLES = {"classic-smp": "bus (snooping, classic caches)", "ruby-numa": "NUMA (directory, Ruby)"}
+
+
+def kbench_rows(table: pd.DataFrame) -> pd.DataFrame:
+    return table[(table["testcase"] == KBENCH) & (table["handoffs"] > 0)]
+
+
+def mean_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    return frame.groupby(keys, as_index=False)[value].mean()
+
+
+def handoff_section(table: pd.DataFrame, out: Path) -> Section:
+    section = Section("Coherence messages per lock hand-off")
+    rows = kbench_rows(table)
+    if rows.empty:
+        section.paragraphs.append("These results hold no kbench run with contended hand-offs.")
+        return section
+    bounds = handoffs.load_bounds()
+    section.paragraphs.append(
+        f"`{bounds.metric}`: requests for a line that reached the point of coherence (the bus, or the "
+        "line's home L2 bank) during the ROI, divided by the bench lock's hand-offs (the guest's count). "
+        "Dashed: the analytical order drawn through each variant's smallest size (analysis/data/bounds.toml, "
+        "with sources). A variant agrees when the measured slope against the waiters shows the same order: "
+        f"O(N) at {bounds.slope_per_waiter} request per extra waiter or more, O(1) below."
+    )
+    for machine, group in rows.groupby("machine"):
+        points = mean_by(group, ["variant", "cpus"], bounds.metric)
+        figure = plots.lines_vs_size(
+            points, y=bounds.metric, x="cpus", series="variant",
+            title=f"{machine}: coherence requests per hand-off", ylabel="requests per hand-off",
+            path_stem=out / FIGURES / f"handoff-{machine}", xlabel="CPUs",
+            reference=handoffs.reference_lines(handoffs.contended(group, bounds), bounds),
+        )  # fmt: skip
+        section.figures.append(figure)
+    section.tables.append(Table("Measured order against the bound, per machine and variant", handoffs.bound_table(table, bounds)))
+    return section
+
+
+def throughput_section(table: pd.DataFrame, out: Path) -> Section:
+    section = Section("Throughput against CPUs")
+    section.paragraphs.append(
+        "Operations per simulated second of the ROI (`ops_per_sim_s`). The guest's own clock is jiffies "
+        "under gem5 (4 ms steps), so rates use gem5's simulated ROI time."
+    )
+    for (machine, testcase), group in table.groupby(["machine", "testcase"]):
+        series = "variant" if testcase == KBENCH else "boot_args"
+        points = mean_by(group.assign(boot_args=group["boot_args"].replace("", "default boot")), [series, "cpus"], "ops_per_sim_s")
+        if points["cpus"].nunique() < 2:
+            continue
+        section.figures.append(
+            plots.lines_vs_size(
+                points, y="ops_per_sim_s", x="cpus", series=series,
+                title=f"{machine}, {testcase}: throughput", ylabel="operations per simulated second",
+                path_stem=out / FIGURES / f"throughput-{machine}-{testcase}", xlabel="CPUs",
+            )  # fmt: skip
+        )
+    if not section.figures:
+        section.paragraphs.append("No workload ran at two or more sizes.")
+    return section
+
+
+def numa_section(table: pd.DataFrame, out: Path) -> Section:
+    section = Section("Node-local and crossing traffic on the NUMA machine")
+    numa = kbench_rows(table[table["kind"] == "ruby-numa"])
+    if numa.empty:
+        section.paragraphs.append("These results hold no kbench run on a NUMA machine.")
+        return section
+    section.paragraphs.append(
+        "Hand-offs between CPUs of the same node against hand-offs to another node (the guest's counts), and "
+        "the share of network transmissions on router-to-router links, which are all off-node "
+        "(`inter_node_messages` / `network_messages`)."
+    )
+    shares = numa.assign(
+        local=numa["handoffs_local"] / numa["handoffs"],
+        crossing_links=numa["inter_node_messages"] / numa["network_messages"],
+    )
+    summary = shares.groupby(["variant", "nodes"], as_index=False)[["local", "crossing_links"]].mean()
+    section.tables.append(Table("Node-local share of hand-offs and crossing share of network transmissions", summary))
+    stacked = shares.groupby(["variant", "nodes"], as_index=False)[["handoffs_local", "handoffs_remote"]].mean()
+    long = stacked.melt(id_vars=["variant", "nodes"], value_vars=["handoffs_local", "handoffs_remote"], var_name="hand-off", value_name="count")
+    long["case"] = long["variant"] + " / " + long["nodes"].astype(str) + " nodes"
+    section.figures.append(
+        plots.stacked_bars(long, category="case", stack="hand-off", value="count",
+                           title="Hand-offs on the node and to another node", ylabel="hand-offs per ROI",
+                           path_stem=out / FIGURES / "numa-handoffs")  # fmt: skip
+    )
+    return section
+
+
+def locks_section(results: Results, out: Path) -> tuple[Section, pd.DataFrame]:
+    section = Section("Per-lock traffic (ROI traces)")
+    _events, summary = lock_tables(results)
+    if summary.empty:
+        section.paragraphs.append("No run of these results was traced (`trace = \"protocol\"`): no per-lock attribution.")
+        return section, summary
+    busy = summary[summary["controller_events"] > 0]
+    section.paragraphs.append(
+        "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the L1s "
+        "received, requests its home L2 bank received, and the CPUs' requests on the lock's own bytes against "
+        "requests for other data on the same line (false sharing)."
+    )
+    section.tables.append(Table("Traffic on each registered lock's line (locks with any traffic)", busy))
+    long = busy.melt(id_vars=["run_id", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
+    long["case"] = long["lock"] + " (" + long["run_id"].str.slice(0, 8) + ")"
+    section.figures.append(
+        plots.stacked_bars(long.groupby(["case", "event"], as_index=False)["count"].sum(), category="case", stack="event",
+                           value="count", title="Coherence events per lock line", ylabel="events in the ROI",
+                           path_stem=out / FIGURES / "locks")  # fmt: skip
+    )
+    return section, summary
+
+
+def portable_command(run: Any, results_dir: Path) -> str:
+    """The run's gem5 command with this machine's paths replaced (lockstudy/publish.py's placeholders)."""
+    command = " ".join(str(a) for a in run.info.result.get("provenance", {}).get("command", []))
+    pairs = [*publish.placeholders(run.info.gem5_dir, run.info.result), (str(results_dir.resolve()), "<results>")]
+    return publish.replace_paths(command, pairs)
+
+
+def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
+    runs = {}
+    for run_id, run in sorted(results.runs.items()):
+        p = run.info.result.get("provenance", {})
+        runs[run_id] = {
+            "gem5": p.get("gem5_version"),
+            "machine": f"{p.get('machine', {}).get('file')} sha256 {p.get('machine', {}).get('sha256')}",
+            "kernel_build_id": p.get("kernel", {}).get("build_info", {}).get("build_id"),
+            "image_sha256": p.get("image", {}).get("sha256"),
+            "command": portable_command(run, results_dir),
+        }
+    return {
+        "runs read": len(results.runs),
+        "runs left out (failed)": {info.run_id: info.reason for info in results.excluded} or "none",
+        "runs": runs,
+    }
+
+
+def build_report(results: Results, results_dir: Path, out: Path, title: str) -> tuple[Report, dict[str, pd.DataFrame]]:
+    table = metrics_table(results)
+    sections = [handoff_section(table, out), throughput_section(table, out), numa_section(table, out)]
+    lock_section, lock_summary = locks_section(results, out)
+    sections.append(lock_section)
+    kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
+    intro = [
+        f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} failed run(s) left out (listed under Provenance).",
+        "Every number comes from gem5 runs of the lockstudy kernel; the metric definitions are analysis/data/metrics.toml.",
+    ]
+    tables = {"metrics": table, "handoff_bound": handoffs.bound_table(table), "locks": lock_summary}
+    return Report(title, intro, sections, provenance(results, results_dir)), tables
+
+
+def campaign_name(path: Path) -> str:
+    try:
+        return str(tomllib.loads(path.read_text())["campaign"]["name"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
+        raise RunLayoutError(f"{path}: not a campaign file with [campaign] name: {exc}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="run.sh report")
+    parser.add_argument("campaign", type=Path)
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        name = campaign_name(args.campaign)
+        results, errors = load_results(args.results, None)
+        if errors:
+            for info, message in errors:
+                print(f"report: unreadable run {info.run_id}: {message}", file=sys.stderr)
+            return 1
+        if not results.runs:
+            print(f"report: {args.results}: no finished run", file=sys.stderr)
+            return 1
+        args.out.mkdir(parents=True, exist_ok=True)
+        report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}")
+    except (RunLayoutError, MetricsError, plots.PlotInputError) as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 1
+    for stem, frame in tables.items():
+        if not frame.empty:
+            frame.to_csv(args.out / f"{stem}.csv", index=False)
+    (args.out / "provenance.json").write_text(json.dumps(report.provenance, indent=2, sort_keys=True) + "\n")
+    for path in (write_markdown(report, args.out / "report.md"), write_html(report, args.out / "report.html")):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

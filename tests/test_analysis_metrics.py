@@ -1,0 +1,137 @@
+"""Coherence metrics (analysis/metrics.py) on the real gem5 fixtures.
+
+Expected values are taken from the fixture's stats.txt text with plain
+line matching (name and first number), not through the stats reader or
+the metric rules, and the guest counts from result.json as printed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis import metrics
+from analysis.runs import load_results, read_run
+from analysis_checks import FIXTURES, run_info
+
+CLASSIC = FIXTURES / "piii-smp-2-kbench"
+RUBY = FIXTURES / "altix-numa-2-kbench"
+
+
+def printed(folder: Path, pattern: str) -> list[float]:
+    """First numbers of the stats.txt lines whose name fully matches `pattern`."""
+    values = []
+    for line in (folder / "stats.txt").read_text().splitlines():
+        words = line.split()
+        if len(words) >= 2 and re.fullmatch(pattern, words[0]):
+            values.append(float(words[1]))
+    return values
+
+
+def row_of(folder: Path) -> dict:
+    if not (folder / "stats.txt").is_file():
+        pytest.skip(f"{folder} is not there")
+    rows = metrics.run_rows(read_run(run_info(folder)))
+    assert len(rows) == 1
+    return rows[0]
+
+
+def guest(folder: Path) -> dict:
+    return json.loads((folder / "result.json").read_text())["guest"]["results"][0]["result"]
+
+
+def test_classic_bus_metrics_are_the_printed_stats() -> None:
+    row = row_of(CLASSIC)
+    bus = r"board\.cache_hierarchy\.membus\."
+    assert row["bus_requests"] == printed(CLASSIC, bus + r"snoopFanout::samples")[0]
+    fanout = {int(line.split("::")[1].split()[0]): float(line.split()[1])
+              for line in (CLASSIC / "stats.txt").read_text().splitlines()
+              if re.match(bus + r"snoopFanout::\d+ ", line)}  # fmt: skip
+    assert row["snoop_lookups"] == sum(k * v for k, v in fanout.items()) > row["bus_requests"]
+    ownership = sum(printed(CLASSIC, bus + r"transDist::(ReadExReq|UpgradeReq|SCUpgradeReq|InvalidateReq)"))
+    shared = sum(printed(CLASSIC, bus + r"transDist::(ReadSharedReq|ReadCleanReq)"))
+    assert (row["ownership_requests"], row["shared_reads"]) == (ownership, shared)
+    assert row["coherence_requests"] == ownership + shared
+    handoffs = guest(CLASSIC)["counters"]["handoffs"]
+    assert row["handoffs"] == handoffs > 0
+    assert row["coherence_requests_per_handoff"] == pytest.approx((ownership + shared) / handoffs)
+    for ruby_only in ("invalidations", "forwards", "network_messages", "inter_node_messages"):
+        assert math.isnan(row[ruby_only])
+    assert (row["machine"], row["cpus"], row["variant"], row["testcase"]) == ("piii-smp", 2, "qspinlock", "kbench")
+
+
+def test_ruby_metrics_are_the_printed_stats() -> None:
+    row = row_of(RUBY)
+    ruby = r"board\.cache_hierarchy\.ruby_system\."
+    ownership = sum(printed(RUBY, ruby + r"L2Cache_Controller\.(L1_GETX|L1_UPGRADE)::total"))
+    shared = sum(printed(RUBY, ruby + r"L2Cache_Controller\.L1_GETS::total"))
+    assert row["coherence_requests"] == ownership + shared > 0
+    assert row["invalidations"] == sum(printed(RUBY, ruby + r"L1Cache_Controller\.Inv::total")) > 0
+    assert row["forwards"] == sum(printed(RUBY, ruby + r"L1Cache_Controller\.(Fwd_GETX|Fwd_GETS)::total"))
+    assert row["network_messages"] == sum(printed(RUBY, ruby + r"network\.msg_count\.\w+"))
+    inter_node = sum(printed(RUBY, ruby + r"network\.int_links\d+\.buffers\d+\.m_msg_count"))
+    assert row["inter_node_messages"] == inter_node > 0
+    counts = guest(RUBY)
+    assert row["acquisitions"] == sum(run["acquisitions"] for run in counts["metrics"]["runs"])
+    assert (row["handoffs_local"], row["handoffs_remote"]) == (counts["counters"]["handoffs_local"], counts["counters"]["handoffs_remote"])
+    assert row["invalidations_per_acquisition"] == pytest.approx(row["invalidations"] / row["acquisitions"])
+    assert math.isnan(row["bus_requests"]) and (row["nodes"], row["cpus"]) == (2, 4)
+
+
+def test_the_table_has_a_row_per_run_and_roi() -> None:
+    if not RUBY.is_dir() or not CLASSIC.is_dir():
+        pytest.skip("fixtures not there")
+    results, errors = load_results(FIXTURES, 1)
+    assert errors == []
+    table = metrics.metrics_table(results)
+    assert sorted(table["run_id"]) == sorted(p.name for p in FIXTURES.iterdir() if (p / "stats.txt").is_file())
+    assert set(table["kind"]) == {"classic-smp", "ruby-numa"}
+
+
+def test_a_zero_denominator_gives_nan_not_infinity() -> None:
+    row = row_of(RUBY)
+    assert metrics._ratio(row["invalidations"], 0.0) != metrics._ratio(row["invalidations"], 0.0)
+
+
+def test_results_and_rois_must_pair_up(tmp_path: Path) -> None:
+    run = read_run(run_info(RUBY)) if RUBY.is_dir() else pytest.skip("fixture not there")
+    run.info.result = json.loads(json.dumps(run.info.result))
+    run.info.result["guest"]["results"].append(run.info.result["guest"]["results"][0])
+    with pytest.raises(metrics.MetricsError, match="1 ROI dump.*2 testcase result"):
+        metrics.run_rows(run)
+
+
+def write_rules(tmp_path: Path, old: str, new: str) -> Path:
+    text = metrics.DATA_FILE.read_text()
+    assert old in text
+    path = tmp_path / "metrics.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('hierarchy = "classic"', 'hierarchy = "mesh"', r"metric\[0\]\.hierarchy: 'mesh' is not one of"),
+        ("sub = 'samples'\ncombine = \"sum\"", "sub = 'samples'\ncombine = \"max\"", r"metric\[0\]\.combine: 'max' is not one of"),
+        ("combine = \"sum\"\nrequired = true", "combine = \"sum\"\nrequired = \"yes\"", r"metric\[0\]\.required: 'yes' is not a bool"),
+        ("coherence_requests = [", 'coherence_requests = ["nonsense", ', r"derived\.coherence_requests: \['nonsense'\]"),
+    ],
+)
+def test_a_bad_metrics_file_names_file_and_field(tmp_path: Path, old: str, new: str, message: str) -> None:
+    path = write_rules(tmp_path, old, new)
+    with pytest.raises(metrics.MetricsError, match=message) as caught:
+        metrics.load_metric_rules(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_required_stat_that_is_absent_is_an_error_not_zero(tmp_path: Path) -> None:
+    if not CLASSIC.is_dir():
+        pytest.skip("fixture not there")
+    path = write_rules(tmp_path, r"membus\.snoopFanout'", r"membus\.snoopFanoutMisspelt'")
+    with pytest.raises(metrics.MetricsError, match=r"stats\.txt: dump 0: metric bus_requests: no stat matches"):
+        metrics.run_rows(read_run(run_info(CLASSIC)), metrics.load_metric_rules(path))
