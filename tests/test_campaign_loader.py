@@ -142,3 +142,18 @@ def test_job_script_quotes_every_value(tmp_path: Path) -> None:
     # The worker ran and named the literal path (the run does not exist there).
     assert result.returncode == 2, result.stderr
     assert f"{store.path}/runs/0123456789abcdef/spec.json does not exist" in result.stderr
+
+
+def test_workers_start_on_different_boot_checkpoints() -> None:
+    from lockstudy.campaign.launcher import spread_checkpoints
+    from lockstudy.campaign.spec import digest
+
+    runs = load_campaign(ROOT / "campaigns" / "seeds.toml").runs
+    for width in (1, 2, 4):
+        spread = spread_checkpoints(runs, width)
+        assert sorted(s.run_id for s in spread) == sorted(s.run_id for s in runs)
+        first = [digest(s.boot_identity()) for s in spread[:width]]
+        assert len(set(first)) == width, "the first runs must build different checkpoints"
+        for key in set(digest(s.boot_identity()) for s in runs):
+            in_file = [s.run_id for s in runs if digest(s.boot_identity()) == key]
+            assert [s.run_id for s in spread if digest(s.boot_identity()) == key] == in_file

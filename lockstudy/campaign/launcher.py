@@ -15,6 +15,7 @@ from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.executors import Executor
 from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.progress import Progress
+from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import RETRYABLE, CampaignStore, RunStatus, State
 
 
@@ -38,6 +39,27 @@ def hold_launcher_lock(store: CampaignStore):  # type: ignore[no-untyped-def]
     return handle
 
 
+def spread_checkpoints(specs: list[RunSpec], width: int) -> list[RunSpec]:
+    """The runs in file order, interleaved so `width` workers boot different checkpoints.
+
+    Runs that share a boot checkpoint wait for the one that builds it; in
+    file order, a pool's workers would queue behind the same boot. The
+    checkpoints are taken `width` at a time, in the order the file first
+    needs them, and their runs are dealt round-robin: with two workers the
+    first two runs build two different checkpoints at once.
+    """
+    groups: dict[str, list[RunSpec]] = {}
+    for spec in specs:
+        groups.setdefault(digest(spec.boot_identity()), []).append(spec)
+    ordered = list(groups.values())
+    out: list[RunSpec] = []
+    for start in range(0, len(ordered), max(1, width)):
+        batch = ordered[start : start + max(1, width)]
+        for rank in range(max(len(group) for group in batch)):
+            out.extend(group[rank] for group in batch if rank < len(group))
+    return out
+
+
 def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int) -> int:
     BACKENDS[backend]().preflight(campaign.runs)
     lock = hold_launcher_lock(store)
@@ -55,7 +77,7 @@ def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, b
         # Dead or killed runs are redone without counting as failures; the
         # rounds bound how often one launcher retries them.
         for _round in range(campaign.max_attempts + 1):
-            todo = [spec for spec, status in zip(campaign.runs, current()) if status.state in RETRYABLE]
+            todo = spread_checkpoints([spec for spec, status in zip(campaign.runs, current()) if status.state in RETRYABLE], parallel)
             if not todo:
                 break
             executor.execute(store, todo, backend, report)
