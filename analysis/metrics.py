@@ -5,8 +5,9 @@ stats each metric adds up, with their sources); this module reads them,
 applies them to every dump of every run, pairs each ROI with the guest
 result of the testcase that ran in it, and builds one table:
 
-  run_id, roi, machine, kind, cpus, nodes, line_bytes, kernel_build,
-  boot_args, variant, testcase, run_spec, roi_cpu, sim_seconds,
+  run_id, study (a campaign run's), roi, machine, kind, cpus, nodes,
+  line_bytes, kernel_build, boot_args, variant, testcase, copies,
+  run_spec, roi_cpu, sim_seconds,
   ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
   acquisitions, handoffs, handoffs_local, handoffs_remote,
   <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff
@@ -18,6 +19,7 @@ of zero gives NaN, never infinity or zero.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tomllib
@@ -29,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.runs import Results, RunStats
+from analysis.runs import CAMPAIGN_OUT, Results, RunStats
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "metrics.toml"
 HIERARCHIES = ("classic", "ruby")
@@ -39,6 +41,7 @@ SPINLOCK_SWITCH = "lockstudy.spinlock="
 SPINLOCK_SETTING = "spinlock"  # /sys/kernel/lockstudy/spinlock, as the guest printed it
 # What a kernel booted without lockstudy.spinlock= runs (kernel/variants.toml's default).
 DEFAULT_VARIANT = "qspinlock"
+CAMPAIGN_SPEC = "spec.json"  # lockstudy/campaign/store.py: runs/<id>/spec.json
 
 
 class MetricsError(ValueError):
@@ -210,6 +213,16 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator
 
 
+def study_of(run: RunStats) -> str:
+    """The campaign study of a campaign run (runs/<id>/spec.json next to out/); "" otherwise."""
+    if run.info.gem5_dir is None:
+        return ""
+    spec = run.info.gem5_dir.parent / CAMPAIGN_SPEC
+    if run.info.gem5_dir.name != CAMPAIGN_OUT or not spec.is_file():
+        return ""
+    return str(json.loads(spec.read_text()).get("study", ""))
+
+
 def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, Any]]:
     """One row per ROI of a run: identity, guest counts, metrics, normalised metrics."""
     rules = rules or load_metric_rules()
@@ -222,10 +235,12 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             f"{run.info.gem5_dir}: {len(run.dumps)} ROI dump(s) in stats.txt but {len(guests)} testcase result(s) "
             "in result.json: each testcase is one ROI, so they must pair up"
         )
+    study = study_of(run)
     rows = []
     for roi, guest in enumerate(guests):
         row: dict[str, Any] = {
             "run_id": run.info.run_id,
+            "study": study,
             "roi": roi,
             "machine": machine.get("name"),
             "kind": machine.get("kind"),
@@ -236,6 +251,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             "boot_args": " ".join(provenance.get("boot_args", []) or []),
             "variant": variant_of(result, guest),
             "testcase": guest.get("testcase"),
+            "copies": guest.get("copies", math.nan),
             "run_spec": provenance.get("run_spec"),
             "roi_cpu": provenance.get("roi_cpu"),
             "sim_seconds": run.value(roi, "simSeconds"),

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import handoffs, plots
+from analysis import handoffs, plots, seed_comparison, seeds
 from analysis.locks import lock_tables
 from analysis.metrics import MetricsError, metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
@@ -154,6 +154,28 @@ def portable_command(run: Any, results_dir: Path) -> str:
     return publish.replace_paths(command, pairs)
 
 
+def seeds_section(table: pd.DataFrame) -> Section:
+    section = Section("The seeds: published claims against our runs")
+    seed_file = seeds.load_seed_file()
+    tolerance = seed_file.agreement.relative_tolerance
+    section.paragraphs.append(
+        f"For each claim of a seed (configuration a against b), our runs of the seed's study: "
+        f"`{seed_comparison.OUR_METRIC}` of each workload, the mean over repeats. Our direction is `same` "
+        f"within {tolerance:.0%} (analysis/data/seeds.toml [agreement]). A claim is about which configuration "
+        "is better; the seeds measured throughput, time or jobs per minute, we measure operations per "
+        "simulated second of the ROI, so ratios are shown side by side but only directions are judged."
+    )
+    for seed in seed_file.seeds:
+        sub = Section(f"Seed {seed.id}: {seed.title}")
+        sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
+        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", seed_comparison.comparison_table(table, seed, tolerance)))
+        for published in seed.tables:
+            frame = seeds.published_frame(seed, published.name)
+            sub.tables.append(Table(f"Seed {seed.id}, published: {published.caption} (seed lines {published.lines[0]}-{published.lines[1]})", frame))
+        section.subsections.append(sub)
+    return section
+
+
 def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
     runs = {}
     for run_id, run in sorted(results.runs.items()):
@@ -177,6 +199,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str) -> 
     sections = [handoff_section(table, out), throughput_section(table, out), numa_section(table, out)]
     lock_section, lock_summary = locks_section(results, out)
     sections.append(lock_section)
+    sections.append(seeds_section(table))
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
         f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} failed run(s) left out (listed under Provenance).",

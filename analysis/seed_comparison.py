@@ -1,0 +1,97 @@
+"""Each seed's published claims against our gem5 runs of its study.
+
+For every claim of analysis/data/seeds.toml (configuration a against b,
+the published direction and ratio) and every workload of its seed that
+our study ran, find our runs of a and of b, and compare. Our measure is
+the workload's operations per simulated second of the ROI (higher is
+better), whatever the seed measured (throughput, time, jobs per minute):
+a claim is a statement about which configuration is better, and that is
+what is compared. The verdict is plain: agrees, disagrees, or says which
+runs are missing.
+
+Configurations map onto our runs by the seed's match keys:
+  variant -> the kernel build and/or boot switch the seed's [seed.variants] names
+  kernel  -> "up" is our up build, "smp" any SMP build
+  cpus, nodes -> the machine's size; threads -> the testcase's copies
+A study `<seed study>-<anything>` belongs to the seed's study (campaigns
+split a study per size when its thread count follows the size).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from analysis.seeds import Claim, Seed, claim_direction
+
+OUR_METRIC = "ops_per_sim_s"
+OUR_BETTER = "higher"
+UP_KERNEL = "up"
+SIZE_KEYS = {"cpus": "cpus", "nodes": "nodes", "threads": "copies"}
+
+
+def study_rows(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
+    if table.empty or "study" not in table:
+        return table.iloc[0:0]
+    study = table["study"].fillna("")
+    return table[(study == seed.study) | study.str.startswith(seed.study + "-")]
+
+
+def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd.DataFrame, str]:
+    """Our rows of one published configuration, and why none match when empty."""
+    for key in seed.match_keys:
+        value = config.get(key)
+        if key == "variant":
+            variant = seed.variants.get(str(value))
+            if variant is None:
+                return rows.iloc[0:0], f"variant {value!r} has no counterpart in seeds.toml"
+            if variant.kernel_build:
+                rows = rows[rows["kernel_build"] == variant.kernel_build]
+            if variant.boot:
+                rows = rows[rows["boot_args"].fillna("").str.split().apply(lambda args, b=variant.boot: b in args)]
+        elif key == "kernel":
+            rows = rows[(rows["kernel_build"] == UP_KERNEL) == (value == UP_KERNEL)]
+        elif key in SIZE_KEYS:
+            rows = rows[rows[SIZE_KEYS[key]] == value]
+        else:
+            return rows.iloc[0:0], f"no column of ours for the seed's key {key!r}"
+        if rows.empty:
+            return rows, f"no run with {key}={value}"
+    return rows, ""
+
+
+def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, tolerance: float) -> dict[str, Any]:
+    ours = rows[rows["testcase"] == workload]
+    a_rows, a_missing = matching(ours, seed, claim.a)
+    b_rows, b_missing = matching(ours, seed, claim.b)
+    row: dict[str, Any] = {
+        "seed": seed.id,
+        "claim": claim.id + (" (headline)" if claim.headline else ""),
+        "workload": workload,
+        "published": claim.direction,
+        "published_ratio": claim.ratio,
+        "ours_a": math.nan,
+        "ours_b": math.nan,
+        "ours_ratio": math.nan,
+        "ours": "",
+        "verdict": "",
+    }
+    if a_rows.empty or b_rows.empty:
+        row["verdict"] = "not run: " + "; ".join(f"{side}: {why}" for side, why in (("a", a_missing), ("b", b_missing)) if why)
+        return row
+    a, b = float(a_rows[OUR_METRIC].mean()), float(b_rows[OUR_METRIC].mean())
+    if not (math.isfinite(a) and math.isfinite(b)) or b == 0:
+        row["verdict"] = f"runs without a rate ({OUR_METRIC} of a: {a}, of b: {b})"
+        return row
+    direction = claim_direction(a, b, OUR_BETTER, tolerance)
+    row.update(ours_a=a, ours_b=b, ours_ratio=a / b if b else math.nan, ours=direction)
+    row["verdict"] = "agrees" if direction == claim.direction else "disagrees"
+    return row
+
+
+def comparison_table(table: pd.DataFrame, seed: Seed, tolerance: float) -> pd.DataFrame:
+    rows = study_rows(table, seed)
+    out = [compare_claim(rows, seed, claim, workload.name, tolerance) for claim in seed.claims for workload in seed.workloads]
+    return pd.DataFrame(out)

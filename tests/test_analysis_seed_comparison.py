@@ -1,0 +1,45 @@
+"""Seed claims against our runs (analysis/seed_comparison.py), on a table of known values."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import seed_comparison
+from analysis.seeds import load_seeds
+
+SEEDS = {seed.id: seed for seed in load_seeds()}
+LOCKREF = SEEDS["004"]
+
+
+def run(study: str, boot: str, nodes: int, rate: float, testcase: str = "samefile") -> dict:
+    return {"study": study, "boot_args": boot, "kernel_build": "smp", "nodes": nodes, "cpus": 2 * nodes,
+            "copies": 2 * nodes, "testcase": testcase, seed_comparison.OUR_METRIC: rate}  # fmt: skip
+
+
+def verdicts(table: pd.DataFrame) -> dict[str, str]:
+    frame = seed_comparison.comparison_table(table, LOCKREF, 0.02)
+    return dict(zip(frame["claim"], frame["verdict"]))
+
+
+def test_claims_are_judged_by_direction_per_size() -> None:
+    table = pd.DataFrame([
+        run("lockref-8nodes", "lockstudy.lockref=cmpxchg", 8, 300.0),
+        run("lockref-8nodes", "lockstudy.lockref=spinlock", 8, 100.0),  # cmpxchg better: agrees
+        run("lockref-4nodes", "lockstudy.lockref=cmpxchg", 4, 100.0),
+        run("lockref-4nodes", "lockstudy.lockref=spinlock", 4, 150.0),  # spinlock better: disagrees
+        run("lockref-1nodes", "lockstudy.lockref=cmpxchg", 1, 100.0),
+        run("lockref-1nodes", "lockstudy.lockref=spinlock", 1, 101.0),  # within 2 %: same
+        run("other-study", "lockstudy.lockref=cmpxchg", 2, 1.0),  # not the seed's study
+    ])  # fmt: skip
+    found = verdicts(table)
+    assert found["004-cmpxchg-8nodes-10-100 (headline)"] == "agrees"
+    assert found["004-cmpxchg-4nodes-10-100"] == "disagrees"
+    assert found["004-cmpxchg-1node-10-100"] == "agrees"  # the seed says "same" at 1 node
+    assert found["004-cmpxchg-2nodes-10-100"].startswith("not run: a: no run with nodes=2")
+
+
+def test_no_runs_say_what_is_missing() -> None:
+    table = pd.DataFrame([run("lockref-8nodes", "lockstudy.lockref=cmpxchg", 8, 3.0, testcase="pft")])
+    frame = seed_comparison.comparison_table(table, LOCKREF, 0.02)
+    assert set(frame["verdict"].str.slice(0, 8)) == {"not run:"}
+    assert frame["ours_a"].isna().all()
