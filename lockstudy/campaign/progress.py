@@ -1,40 +1,48 @@
-"""Progress lines while a campaign runs: counts by state and an ETA."""
+"""Progress lines while a campaign runs: counts by state and an ETA.
+
+The ETA is the rate of this launch so far: runs finished since it started
+over the time elapsed, applied to the runs left. It includes everything a
+run costs here (boot checkpoints, restores, waiting for a free worker),
+and it appears once the launch has finished a run.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Callable
 
 from lockstudy.campaign.store import RunStatus, State
 
+REMAINING_STATES = (State.PENDING, State.QUEUED, State.RUNNING, State.FAILED, State.DEAD)
+
 
 class Progress:
-    def __init__(self, total: int, parallel: int) -> None:
+    def __init__(self, total: int, parallel: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.total = total
         self.parallel = max(1, parallel)
-        self.started = time.monotonic()
-        self.finished_durations: list[float] = []
+        self.clock = clock
+        self.started = clock()
+        self.done_at_start: int | None = None
 
-    def finished(self, seconds: float) -> None:
-        self.finished_durations.append(seconds)
-
-    def eta_seconds(self, remaining: int) -> float | None:
-        if not self.finished_durations:
+    def eta_seconds(self, done: int, remaining: int) -> float | None:
+        if self.done_at_start is None:
+            self.done_at_start = done
+        finished_here = done - self.done_at_start
+        if finished_here <= 0 or not remaining:
             return None
-        mean = sum(self.finished_durations) / len(self.finished_durations)
-        return mean * remaining / self.parallel
+        return (self.clock() - self.started) / finished_here * remaining
 
     def line(self, statuses: list[RunStatus]) -> str:
         counts = Counter(s.state for s in statuses)
-        remaining = sum(counts[s] for s in (State.PENDING, State.QUEUED, State.RUNNING, State.FAILED, State.DEAD))
-        eta = self.eta_seconds(remaining)
+        remaining = sum(counts[s] for s in REMAINING_STATES)
+        eta = self.eta_seconds(counts[State.DONE], remaining)
         parts = [f"{counts[State.DONE]}/{self.total} done"]
         for state in (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.GAVE_UP):
             if counts[state]:
                 parts.append(f"{counts[state]} {state.value}")
-        elapsed = time.monotonic() - self.started
-        text = f"[{', '.join(parts)}] elapsed {format_seconds(elapsed)}"
-        if eta is not None and remaining:
+        text = f"[{', '.join(parts)}] elapsed {format_seconds(self.clock() - self.started)}"
+        if eta is not None:
             text += f", ETA {format_seconds(eta)}"
         return text
 
