@@ -56,6 +56,9 @@ def test_classic_bus_metrics_are_the_printed_stats() -> None:
     shared = sum(printed(CLASSIC, bus + r"transDist::(ReadSharedReq|ReadCleanReq)"))
     assert (row["ownership_requests"], row["shared_reads"]) == (ownership, shared)
     assert row["coherence_requests"] == ownership + shared
+    assert row["bus_snoops"] == printed(CLASSIC, bus + "snoops")[0] and row["bus_snoop_bytes"] == printed(CLASSIC, bus + "snoopTraffic")[0]
+    l2 = r"board\.cache_hierarchy\.l2-cache-\d+\.(ReadExReq|UpgradeReq|InvalidateReq)\.misses::total"
+    assert row["l2_ownership_misses"] == sum(printed(CLASSIC, l2)) > 0
     handoffs = guest(CLASSIC)["counters"]["handoffs"]
     assert row["handoffs"] == handoffs > 0
     assert row["coherence_requests_per_handoff"] == pytest.approx((ownership + shared) / handoffs)
