@@ -35,6 +35,7 @@ from lockstudy import publish
 
 KBENCH = "kbench"
 FIGURES = "figures"
+CHECKPOINTS = "checkpoints"  # a campaign's boot checkpoints (lockstudy/campaign/gem5_backend.py)
 MACHINE_TITLES = {"classic-smp": "bus (snooping, classic caches)", "ruby-numa": "NUMA (directory, Ruby)"}
 
 
@@ -187,14 +188,44 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
             "image_sha256": p.get("image", {}).get("sha256"),
             "command": portable_command(run, results_dir),
         }
+    run_seconds = sum(float(run.info.result.get("host_seconds") or 0) for run in results.runs.values())
+    boot_seconds = sum(
+        float(json.loads(path.read_text()).get("host_seconds") or 0) for path in sorted(results_dir.glob(f"{CHECKPOINTS}/*/result.json"))
+    )
     return {
+        "host hours": f"{(run_seconds + boot_seconds) / 3600:.2f} ({boot_seconds / 3600:.2f} booting to checkpoints, {run_seconds / 3600:.2f} in restored runs)",
         "runs read": len(results.runs),
-        "runs left out (failed)": {info.run_id: info.reason for info in results.excluded} or "none",
+        "runs left out (failed or not finished)": {info.run_id: info.reason for info in results.excluded} or "none",
         "runs": runs,
     }
 
 
-def build_report(results: Results, results_dir: Path, out: Path, title: str) -> tuple[Report, dict[str, pd.DataFrame]]:
+def campaign_header(campaign: Path) -> list[str]:
+    """The campaign file's leading comment, as paragraphs (how the study is scaled and why)."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for line in campaign.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        text = line[1:].strip()
+        if not text:
+            if current:
+                paragraphs.append(" ".join(current))
+            current = []
+        elif text.startswith(("./run.sh", "GEM5=")):
+            continue  # the usage lines
+        elif text.startswith("- "):
+            if current:
+                paragraphs.append(" ".join(current))
+            current = [text[2:]]
+        else:
+            current.append(text)
+    if current:
+        paragraphs.append(" ".join(current))
+    return paragraphs
+
+
+def build_report(results: Results, results_dir: Path, out: Path, title: str, campaign: Path | None = None) -> tuple[Report, dict[str, pd.DataFrame]]:
     table = metrics_table(results)
     sections = [handoff_section(table, out), throughput_section(table, out), numa_section(table, out)]
     lock_section, lock_summary = locks_section(results, out)
@@ -202,9 +233,11 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str) -> 
     sections.append(seeds_section(table))
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
-        f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} failed run(s) left out (listed under Provenance).",
+        f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed or not finished, left out (listed under Provenance).",
         "Every number comes from gem5 runs of the lockstudy kernel; the metric definitions are analysis/data/metrics.toml.",
     ]
+    if campaign is not None:
+        sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     tables = {"metrics": table, "handoff_bound": handoffs.bound_table(table), "locks": lock_summary}
     return Report(title, intro, sections, provenance(results, results_dir)), tables
 
@@ -233,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"report: {args.results}: no finished run", file=sys.stderr)
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
-        report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}")
+        report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
     except (RunLayoutError, MetricsError, plots.PlotInputError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
