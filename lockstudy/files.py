@@ -66,3 +66,40 @@ def memoized(memo_file: Path, key: str, compute: Callable[[], T]) -> T:
         memo[key] = compute()
         write_json_atomically(memo_file, memo)
     return memo[key]
+
+
+class DataFileError(ValueError):
+    """A project data file (TOML) with a missing or mistyped field; the message names both."""
+
+
+_REQUIRED = object()
+
+
+def typed_field(
+    table: dict[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    where: str,
+    *,
+    default: Any = _REQUIRED,
+    error: type[Exception] = DataFileError,
+) -> Any:
+    """table[key] (a dotted key walks nested tables) if it has the type `kind`.
+
+    `where` names the file and table ("path: [settings]"); a missing field
+    (without a default) or a value of another type raises `error` with
+    "<where>.<key>: <reason>". A bool is not an int here, though Python's
+    bool is one: `true` is no count.
+    """
+    value: Any = table
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            if default is not _REQUIRED:
+                return default
+            raise error(f"{where}.{key}: missing")
+        value = value[part]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise error(f"{where}.{key}: expected {names}, got {value!r}")
+    return value

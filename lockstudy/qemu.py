@@ -23,9 +23,9 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from lockstudy.files import memoized
+from lockstudy.files import memoized, typed_field
 from lockstudy.paths import DATA, cache_dir
 
 SETTINGS_FILE = DATA / "qemu.toml"
@@ -55,19 +55,20 @@ class QemuSettings:
 def load_settings(path: Path = SETTINGS_FILE) -> QemuSettings:
     with open(path, "rb") as handle:
         data = tomllib.load(handle)
-    try:
-        return QemuSettings(
-            machine=data["machine"],
-            kernel_args=data["kernel_args"],
-            numa_max_memory_mib=int(data["numa_max_memory_mib"]),
-            power_off_marker=data["power_off_marker"],
-            panic_marker=data["panic_marker"],
-            kvm_probe_timeout=float(data["kvm"]["probe_timeout_seconds"]),
-            kvm_cpu=data["kvm"]["cpu"],
-            tcg_accel=data["tcg"]["accel"],
-        )
-    except KeyError as exc:
-        raise QemuError(f"{path}: missing field {exc.args[0]!r}") from exc
+
+    def setting(key: str, kind: type) -> Any:
+        return typed_field(data, key, kind, str(path), error=QemuError)
+
+    return QemuSettings(
+        machine=setting("machine", str),
+        kernel_args=setting("kernel_args", str),
+        numa_max_memory_mib=setting("numa_max_memory_mib", int),
+        power_off_marker=setting("power_off_marker", str),
+        panic_marker=setting("panic_marker", str),
+        kvm_probe_timeout=float(typed_field(data, "kvm.probe_timeout_seconds", (int, float), str(path), error=QemuError)),
+        kvm_cpu=setting("kvm.cpu", str),
+        tcg_accel=setting("tcg.accel", str),
+    )
 
 
 @dataclass(frozen=True)

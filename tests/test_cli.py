@@ -55,7 +55,9 @@ def test_no_command_is_a_usage_error() -> None:
 def test_help_lists_every_command() -> None:
     result = run_sh("--help")
     assert result.returncode == 0
-    assert len(command_names()) == len(COMMAND_MODULES)
+    # every module registers at least one command (analysis.command: analyze and report)
+    assert len(command_names()) >= len(COMMAND_MODULES)
+    assert {"analyze", "report", "demo", "publish", "bench"} <= set(command_names())
     for name in command_names():
         assert name in result.stdout
 
@@ -140,3 +142,22 @@ def test_second_setup_does_no_work() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     commands_run = [line for line in result.stdout.splitlines() if line.startswith("    $ ")]
     assert commands_run == [], commands_run
+
+
+def test_data_file_fields_are_typed_and_named(tmp_path) -> None:
+    import pytest
+
+    from lockstudy import qemu
+    from lockstudy.files import DataFileError, typed_field
+
+    table = {"cpus": 4, "flag": True, "kvm": {"cpu": "host"}}
+    assert typed_field(table, "kvm.cpu", str, "f.toml") == "host"
+    assert typed_field(table, "kvm.missing", str, "f.toml", default="x") == "x"
+    with pytest.raises(DataFileError, match=r"^f\.toml\.kvm\.model: missing$"):
+        typed_field(table, "kvm.model", str, "f.toml")
+    with pytest.raises(DataFileError, match=r"f\.toml\.flag: expected int, got True"):
+        typed_field(table, "flag", int, "f.toml")  # a bool is no count
+    settings = tmp_path / "qemu.toml"
+    settings.write_text(qemu.SETTINGS_FILE.read_text().replace('cpu = "host"', "cpu = 3"))
+    with pytest.raises(qemu.QemuError, match=r"qemu\.toml\.kvm\.cpu: expected str, got 3"):
+        qemu.load_settings(settings)

@@ -20,9 +20,11 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lockstudy import qemu
 from lockstudy.kernel.initramfs import busybox_initramfs
+from lockstudy.files import typed_field
 from lockstudy.kernel.specs import SpinlockVariant
 from lockstudy.paths import DATA
 
@@ -64,21 +66,22 @@ class TortureSettings:
 def load_settings(path: Path = SETTINGS_FILE) -> TortureSettings:
     with open(path, "rb") as handle:
         data = tomllib.load(handle)
-    try:
-        return TortureSettings(
-            torture_types=tuple(data["torture_types"]),
-            cpus=int(data["cpus"]),
-            memory_mib=int(data["memory_mib"]),
-            duration_seconds=int(data["duration_seconds"]),
-            minimum_torture_seconds=int(data["minimum_torture_seconds"]),
-            stat_interval_seconds=int(data["stat_interval_seconds"]),
-            writers_per_cpu=int(data["writers_per_cpu"]),
-            timeout_margin_seconds=int(data["timeout_margin_seconds"]),
-            negative_type=data["negative_control"]["torture_type"],
-            negative_duration_seconds=int(data["negative_control"]["duration_seconds"]),
-        )
-    except KeyError as exc:
-        raise ValueError(f"{path}: missing field {exc.args[0]!r}") from exc
+
+    def setting(key: str, kind: type) -> Any:
+        return typed_field(data, key, kind, str(path))
+
+    return TortureSettings(
+        torture_types=tuple(setting("torture_types", list)),
+        cpus=setting("cpus", int),
+        memory_mib=setting("memory_mib", int),
+        duration_seconds=setting("duration_seconds", int),
+        minimum_torture_seconds=setting("minimum_torture_seconds", int),
+        stat_interval_seconds=setting("stat_interval_seconds", int),
+        writers_per_cpu=setting("writers_per_cpu", int),
+        timeout_margin_seconds=setting("timeout_margin_seconds", int),
+        negative_type=setting("negative_control.torture_type", str),
+        negative_duration_seconds=setting("negative_control.duration_seconds", int),
+    )
 
 
 @dataclass

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lockstudy.files import typed_field
 from lockstudy.paths import ROOT
 
 KERNEL_DIR = ROOT / "kernel"
@@ -60,15 +61,9 @@ class SpinlockVariant:
 
 
 def _field(entry: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any = None) -> Any:
-    if key not in entry:
-        if default is None:
-            raise SpecError(f"{where}: missing field `{key}`")
-        return default
-    value = entry[key]
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise SpecError(f"{where}.{key}: expected {names}, got {value!r}")
-    return value
+    if default is None:
+        return typed_field(entry, key, kind, where, error=SpecError)
+    return typed_field(entry, key, kind, where, default=default, error=SpecError)
 
 
 def _strings(value: list[Any], where: str) -> tuple[str, ...]:
