@@ -35,6 +35,8 @@ from lockstudy import publish
 
 KBENCH = "kbench"
 FIGURES = "figures"
+BENCH_LOCK = "bench:lock"  # the kernel lock bench's lock in the registry
+TOP_LOCKS = 10  # lock lines in the per-lock figure
 CHECKPOINTS = "checkpoints"  # a campaign's boot checkpoints (lockstudy/campaign/gem5_backend.py)
 MACHINE_TITLES = {"classic-smp": "bus (snooping, classic caches)", "ruby-numa": "NUMA (directory, Ruby)"}
 
@@ -125,26 +127,44 @@ def numa_section(table: pd.DataFrame, out: Path) -> Section:
     return section
 
 
-def locks_section(results: Results, out: Path) -> tuple[Section, pd.DataFrame]:
+def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Section, pd.DataFrame]:
     section = Section("Per-lock traffic (ROI traces)")
     _events, summary = lock_tables(results)
     if summary.empty:
         section.paragraphs.append("No run of these results was traced (`trace = \"protocol\"`): no per-lock attribution.")
         return section, summary
-    busy = summary[summary["controller_events"] > 0]
+    identity = table[["run_id", "study", "machine", "cpus", "nodes", "variant", "boot_args", "testcase"]].drop_duplicates("run_id")
+    summary = summary.merge(identity, on="run_id", how="left")
     section.paragraphs.append(
         "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the L1s "
         "received, requests its home L2 bank received, and the CPUs' requests on the lock's own bytes against "
-        "requests for other data on the same line (false sharing)."
+        "requests for other data on the same line (false sharing). Locks without any traffic are left out."
     )
-    section.tables.append(Table("Traffic on each registered lock's line (locks with any traffic)", busy))
-    long = busy.melt(id_vars=["run_id", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
-    long["case"] = long["lock"] + " (" + long["run_id"].str.slice(0, 8) + ")"
-    section.figures.append(
-        plots.stacked_bars(long.groupby(["case", "event"], as_index=False)["count"].sum(), category="case", stack="event",
-                           value="count", title="Coherence events per lock line", ylabel="events in the ROI",
-                           path_stem=out / FIGURES / "locks")  # fmt: skip
-    )
+    bench = summary[(summary["testcase"] == KBENCH) & (summary["lock"] == BENCH_LOCK)]
+    if not bench.empty:
+        columns = ["machine", "variant", "nodes", "cpus", "handoffs", "invalidations_per_handoff", "forwards_per_handoff", "home_requests_per_handoff", "requests_other_on_line"]
+        section.tables.append(Table("The bench lock's own line, per hand-off (kbench, traced)", bench[columns].sort_values(["machine", "variant", "cpus"])))
+        for machine, group in bench.groupby("machine"):
+            points = mean_by(group, ["variant", "cpus"], "home_requests_per_handoff")
+            if points["cpus"].nunique() >= 2:
+                section.figures.append(
+                    plots.lines_vs_size(points, y="home_requests_per_handoff", x="cpus", series="variant",
+                                        title=f"{machine}: requests for the lock's line per hand-off (trace)",
+                                        ylabel="home-bank requests per hand-off", xlabel="CPUs",
+                                        path_stem=out / FIGURES / f"lockline-{machine}")  # fmt: skip
+                )
+    others = summary[(summary["testcase"] != KBENCH) & (summary["controller_events"] > 0)]
+    if not others.empty:
+        columns = ["study", "boot_args", "nodes", "lock", "shares_line_with", "invalidations", "forwards", "home_requests", "requests_own", "requests_other_on_line"]
+        section.tables.append(Table("The seeds' locks: traffic on each lock's line in the ROI", others[columns].sort_values(["study", "boot_args", "lock"])))
+        top = others.nlargest(TOP_LOCKS, "controller_events")
+        long = top.melt(id_vars=["study", "boot_args", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
+        long["case"] = long["lock"] + " / " + long["boot_args"].replace("", "default boot")
+        section.figures.append(
+            plots.stacked_bars(long.groupby(["case", "event"], as_index=False)["count"].sum(), category="case", stack="event",
+                               value="count", title=f"The {TOP_LOCKS} busiest lock lines of the seeds' runs", ylabel="events in the ROI",
+                               path_stem=out / FIGURES / "locks")  # fmt: skip
+        )
     return section, summary
 
 
@@ -228,7 +248,7 @@ def campaign_header(campaign: Path) -> list[str]:
 def build_report(results: Results, results_dir: Path, out: Path, title: str, campaign: Path | None = None) -> tuple[Report, dict[str, pd.DataFrame]]:
     table = metrics_table(results)
     sections = [handoff_section(table, out), throughput_section(table, out), numa_section(table, out)]
-    lock_section, lock_summary = locks_section(results, out)
+    lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
     sections.append(seeds_section(table))
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
