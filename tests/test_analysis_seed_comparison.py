@@ -43,3 +43,16 @@ def test_no_runs_say_what_is_missing() -> None:
     frame = seed_comparison.comparison_table(table, LOCKREF, 0.02)
     assert set(frame["verdict"].str.slice(0, 8)) == {"not run:"}
     assert frame["ours_a"].isna().all()
+
+
+def test_the_up_kernel_stands_for_the_seeds_up_baseline() -> None:
+    fdlock = SEEDS["001"]
+
+    def write1b(study: str, build: str, boot: str, rate: float) -> dict:
+        return {"study": study, "boot_args": boot, "kernel_build": build, "nodes": 1, "cpus": 1, "copies": 1,
+                "testcase": "write1b", seed_comparison.OUR_METRIC: rate}  # fmt: skip
+
+    table = pd.DataFrame([write1b("fdlock-up", "up", "", 200.0), write1b("fdlock", "smp", "lockstudy.fdlock=rwlock", 150.0)])
+    frame = seed_comparison.comparison_table(table, fdlock, 0.02)
+    judged = frame[(frame["claim"].str.startswith("001-up-vs-smp-2.5")) & (frame["workload"] == "write1b")].iloc[0]
+    assert (judged["ours"], judged["verdict"]) == ("a_better", "agrees")
