@@ -10,15 +10,29 @@ belongs to a testcase is decided by the testcase itself, in the guest
 (`PROGRAM --check`), so the two can never disagree. The exception is
 kbench, whose lock variants only the kernel knows: its parameters are
 checked here too (lockstudy/kbench.py, against kernel/variants.toml).
+
+`check_with_guest_code()` runs /init's own validation (spec.sh, under
+busybox sh as in the guest) on the host against the built workload
+programs: every key, range and `--check` of every testcase, before a
+campaign spends a boot on a spec the guest would refuse.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping
 
 from lockstudy import kbench
+from lockstudy.paths import ROOT
+
+SPEC_LIBRARY = ROOT / "disk-image" / "overlay" / "opt" / "lockstudy" / "lib" / "spec.sh"
+GUEST_SHELL = ("/bin/busybox", "sh")  # the guest's shell (busybox-static)
+CHECK_TIMEOUT_S = 60
+# Validate $1 as /init does; print LS_ERROR when it is refused.
+VALIDATE_SCRIPT = '. "$0"; ls_validate_run "$1" || { echo "$LS_ERROR"; exit 1; }'
 
 TESTCASE = re.compile(r"[a-z][a-z0-9_]*")
 KEY = re.compile(r"[a-z][a-z0-9_]*")
@@ -87,3 +101,16 @@ def kernel_args(items: list[Item], *, m5ops: str = "off", checkpoint: bool = Fal
     if items:
         words.insert(0, f"lockstudy.run={run_spec(items)}")
     return " ".join(words)
+
+
+def check_with_guest_code(spec: str, workloads_bin: Path) -> None:
+    """Refuse `spec` exactly as the guest's /init would, on the host; RunSpecError with its reason."""
+    if not (workloads_bin / kbench.TESTCASE).is_file():
+        raise RunSpecError(f"{workloads_bin}: no built workload programs to check run specs against (./run.sh build workloads)")
+    result = subprocess.run(
+        [*GUEST_SHELL, "-c", VALIDATE_SCRIPT, str(SPEC_LIBRARY), spec],
+        env={"LS_BIN": str(workloads_bin), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=CHECK_TIMEOUT_S,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise RunSpecError((result.stdout.strip() or result.stderr.strip() or f"refused (status {result.returncode})"))

@@ -157,3 +157,27 @@ def test_workers_start_on_different_boot_checkpoints() -> None:
         for key in set(digest(s.boot_identity()) for s in runs):
             in_file = [s.run_id for s in runs if digest(s.boot_identity()) == key]
             assert [s.run_id for s in spread if digest(s.boot_identity()) == key] == in_file
+
+
+@pytest.mark.kernel
+def test_a_spec_the_guest_would_refuse_stops_the_campaign_before_any_boot(tmp_path: Path) -> None:
+    from lockstudy.campaign.qemu_backend import QemuBackend
+
+    campaign = tmp_path / "refused.toml"
+    campaign.write_text(textwrap.dedent("""
+        [campaign]
+        name = "refused"
+        [defaults.resources]
+        time_minutes = 10
+        memory_gb = 1
+        host_cpus = 1
+        [[study]]
+        name = "short-dbench"
+        machine = "piii-smp"
+        cpus = 1
+        kernel_build = "smp"
+        run = ["write1b:threads=1,iterations=10", "dbench:clients=2,seconds=1"]
+    """))
+    runs = load_campaign(campaign).runs
+    with pytest.raises(RuntimeError, match=r"study short-dbench\): run = 'dbench:clients=2,seconds=1': the guest would refuse it: .*seconds=1 is out of range \[2, 86400\]"):
+        QemuBackend().preflight(runs)

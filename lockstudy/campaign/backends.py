@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from lockstudy import run_spec, workloads
 from lockstudy.campaign.spec import RunSpec
 
 
@@ -38,3 +39,15 @@ def register(name: str) -> Callable[[Callable[[], Backend]], Callable[[], Backen
         return factory
 
     return add
+
+
+def check_run_specs(specs: list[RunSpec]) -> None:
+    """Every distinct run spec through the guest's own validation, on the host (RuntimeError naming the run)."""
+    seen: dict[str, RunSpec] = {}
+    for spec in specs:
+        seen.setdefault(spec.run, spec)
+    for text, spec in seen.items():
+        try:
+            run_spec.check_with_guest_code(text, workloads.bin_dir())
+        except run_spec.RunSpecError as exc:
+            raise RuntimeError(f"run {spec.run_id} (study {spec.study}): run = {text!r}: the guest would refuse it: {exc}") from exc

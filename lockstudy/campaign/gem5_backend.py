@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lockstudy import gem5 as gem5_finder
 from lockstudy.campaign import artifacts
-from lockstudy.campaign.backends import Outcome, register
+from lockstudy.campaign.backends import Outcome, check_run_specs, register
 from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
@@ -72,6 +72,7 @@ class Gem5Backend:
             artifacts.kernel(spec.kernel_build, "vmlinux")
             artifacts.machine_file(spec.machine)
         artifacts.disk_image()
+        check_run_specs(specs)
 
     def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path) -> Path:
         identity = checkpoint_identity(spec, gem5)

@@ -14,7 +14,7 @@ from typing import Any
 
 from lockstudy import qemu
 from lockstudy.campaign import artifacts
-from lockstudy.campaign.backends import Outcome, register
+from lockstudy.campaign.backends import Outcome, check_run_specs, register
 from lockstudy.campaign.machines import machine_module
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.guest_output import IncompleteRun, parse_console
@@ -53,6 +53,7 @@ class QemuBackend:
 
     def preflight(self, specs: list[RunSpec]) -> None:
         artifacts.disk_image()
+        check_run_specs(specs)
         for spec in specs:
             artifacts.kernel(spec.kernel_build, "bzImage")
             try:
