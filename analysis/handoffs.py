@@ -2,7 +2,8 @@
 
 From the metrics table (analysis/metrics.py): the kbench ROIs, per
 machine and variant, the measured coherence requests per hand-off at each
-size, the least-squares slope against the number of waiters W = CPUs - 1,
+size, the least-squares slope against the number of waiters W = CPUs - 1
+over the largest sizes (the orders are asymptotic; bounds.toml says why),
 and the order that slope shows next to the order the theory gives
 (analysis/data/bounds.toml, with its sources). `reference_lines()` gives
 the bound drawn through each variant's smallest measured size.
@@ -40,6 +41,7 @@ class Bounds:
     metric: str
     slope_per_waiter: float
     min_waiters: int
+    asymptotic_sizes: int
     variants: dict[str, Bound]
 
 
@@ -52,7 +54,7 @@ def load_bounds(path: Path = DATA_FILE) -> Bounds:
     agreement = data.get("agreement")
     if not isinstance(agreement, dict):
         raise BoundsError(f"{path}: agreement: missing table")
-    for key, kind in (("metric", str), ("slope_per_waiter", float), ("min_waiters", int)):
+    for key, kind in (("metric", str), ("slope_per_waiter", float), ("min_waiters", int), ("asymptotic_sizes", int)):
         if not isinstance(agreement.get(key), kind):
             raise BoundsError(f"{path}: agreement.{key}: {agreement.get(key)!r} is not a {kind.__name__}")
     variants: dict[str, Bound] = {}
@@ -68,7 +70,9 @@ def load_bounds(path: Path = DATA_FILE) -> Bounds:
         if entry["name"] in variants:
             raise BoundsError(f"{where}.name: {entry['name']!r} appears twice")
         variants[entry["name"]] = Bound(entry["name"], entry["order"], entry["per_waiter"], entry["expected"])
-    return Bounds(agreement["metric"], agreement["slope_per_waiter"], agreement["min_waiters"], variants)
+    if agreement["asymptotic_sizes"] < 2:
+        raise BoundsError(f"{path}: agreement.asymptotic_sizes: {agreement['asymptotic_sizes']} < 2: a slope needs two sizes")
+    return Bounds(agreement["metric"], agreement["slope_per_waiter"], agreement["min_waiters"], agreement["asymptotic_sizes"], variants)
 
 
 def slope(waiters: list[float], values: list[float]) -> float:
@@ -96,7 +100,8 @@ def bound_table(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFra
     out = []
     for (machine, variant), group in points.groupby(["machine", "variant"]):
         group = group.sort_values("cpus")
-        measured_slope = slope(list(group["waiters"].astype(float)), list(group[bounds.metric].astype(float)))
+        largest = group.tail(bounds.asymptotic_sizes)
+        measured_slope = slope(list(largest["waiters"].astype(float)), list(largest[bounds.metric].astype(float)))
         bound = bounds.variants.get(variant)
         measured_order = "" if math.isnan(measured_slope) else ("N" if measured_slope >= bounds.slope_per_waiter else "1")
         if bound is None:
@@ -110,6 +115,7 @@ def bound_table(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFra
             "variant": variant,
             "sizes": " ".join(f"{int(c)}" for c in group["cpus"]),
             "per_handoff": " ".join(f"{v:.1f}" for v in group[bounds.metric]),
+            "slope_sizes": " ".join(f"{int(c)}" for c in largest["cpus"]),
             "slope_per_waiter": measured_slope,
             "expected_order": f"O({bound.order})" if bound else "",
             "measured_order": f"O({measured_order})" if measured_order else "",

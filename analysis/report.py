@@ -60,7 +60,8 @@ def handoff_section(table: pd.DataFrame, out: Path) -> Section:
         f"`{bounds.metric}`: requests for a line that reached the point of coherence (the bus, or the "
         "line's home L2 bank) during the ROI, divided by the bench lock's hand-offs (the guest's count). "
         "Dashed: the analytical order drawn through each variant's smallest size (analysis/data/bounds.toml, "
-        "with sources). A variant agrees when the measured slope against the waiters shows the same order: "
+        "with sources). A variant agrees when the measured slope against the waiters, between the "
+        f"{bounds.asymptotic_sizes} largest sizes (the orders are asymptotic), shows the same order: "
         f"O(N) at {bounds.slope_per_waiter} request per extra waiter or more, O(1) below."
     )
     for machine, group in rows.groupby("machine"):

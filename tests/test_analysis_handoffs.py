@@ -73,3 +73,11 @@ def test_a_bad_bounds_file_names_file_and_field(tmp_path: Path, old: str, new: s
     with pytest.raises(handoffs.BoundsError, match=message) as caught:
         handoffs.load_bounds(path)
     assert str(path) in str(caught.value)
+
+
+def test_the_slope_is_taken_between_the_largest_sizes() -> None:
+    # a queue lock that gains lock-word sharers from 1 to 3 waiters, then stays flat
+    frame = table(kbench("qspinlock", {2: 7.0, 4: 16.0, 8: 16.5}))
+    row = handoffs.bound_table(frame).iloc[0]
+    assert row["slope_sizes"] == "4 8" and row["verdict"] == "agrees"
+    assert row["per_handoff"] == "7.0 16.0 16.5"  # every size is shown
