@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_checks import NO_FIXTURES_REASON, check_run_folder, fixture_runs
+from analysis_checks import FIXTURES, NO_FIXTURES_REASON, check_run_folder, entries, fixture_runs, run_info
 
 RUNS = fixture_runs()
 
@@ -22,3 +22,65 @@ def test_real_gem5_fixture(folder: Path | None) -> None:
     if folder is None:
         pytest.skip(NO_FIXTURES_REASON)
     check_run_folder(folder)
+
+
+# --- broken copies of a real gem5 output: every failure is named, never read as zeros
+
+REAL = FIXTURES / "piii-smp-2-kbench"
+
+
+def copy_of_real_run(tmp_path: Path) -> Path:
+    import shutil
+
+    if not REAL.is_dir():
+        pytest.skip(NO_FIXTURES_REASON)
+    run = tmp_path / "run"
+    shutil.copytree(REAL, run)
+    return run
+
+
+def test_a_truncated_real_stats_file_names_file_line_and_dump(tmp_path: Path) -> None:
+    from analysis.stats_reader import StatsFileError, read_dumps
+
+    run = copy_of_real_run(tmp_path)
+    lines = (run / "stats.txt").read_text().split("\n")
+    (run / "stats.txt").write_text("\n".join(lines[: len(lines) // 2]))
+    with pytest.raises(StatsFileError) as caught:
+        read_dumps(run / "stats.txt")
+    assert f"{run / 'stats.txt'}:" in str(caught.value) and "dump 0" in str(caught.value) and "truncated" in str(caught.value)
+
+
+def test_a_missing_real_dump_is_an_error(tmp_path: Path) -> None:
+    import json
+
+    from analysis.runs import load_results
+
+    run = copy_of_real_run(tmp_path)
+    result = json.loads((run / "result.json").read_text())
+    result["roi_ticks"].append(result["roi_ticks"][0])  # the run says it had two ROIs
+    (run / "result.json").write_text(json.dumps(result))
+    _, errors = load_results(run, 1)
+    assert len(errors) == 1 and "has 1 dump(s), but result.json records 2 ROI(s)" in errors[0][1]
+
+
+def test_an_unknown_stat_of_a_real_run_is_named_not_zero(tmp_path: Path) -> None:
+    from analysis.runs import MissingStatError, read_run
+
+    run = read_run(run_info(copy_of_real_run(tmp_path)))
+    with pytest.raises(MissingStatError, match=r"stats\.txt: dump 0 \(lines \d+-\d+\): board\.cache_hierarchy\.membus\.snoopz is absent"):
+        run.value(0, "board.cache_hierarchy.membus.snoopz")
+
+
+def test_a_real_run_written_with_older_gem5_names_reads_the_same(tmp_path: Path) -> None:
+    from analysis.stats_reader import read_dumps
+
+    run = copy_of_real_run(tmp_path)
+    text = (run / "stats.txt").read_text()
+    old_names = {"simSeconds": "sim_seconds", "board.cache_hierarchy.membus.transDist": "board.cache_hierarchy.membus.trans_dist"}
+    for new, old in old_names.items():
+        assert new in text
+        text = text.replace(new, old)
+    (run / "old.txt").write_text(text)
+    original, renamed = read_dumps(REAL / "stats.txt")[0], read_dumps(run / "old.txt")[0]
+    assert entries(renamed) == entries(original)  # NaN values (0/0 rates) left out: NaN != NaN
+    assert renamed.renamed()["sim_seconds"] == "simSeconds"
