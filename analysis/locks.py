@@ -15,12 +15,19 @@ and every CPU request; this module turns that into two tables:
   the lock's own bytes, and the requests on the same line for other data
   (false sharing), each also per hand-off when the run is a kbench run.
 
+Static kernel locks the guest did not register (rename_lock, mount_lock,
+...; analysis/data/static_locks.toml) are added from the kernel build's
+System.map when it is next to the run's vmlinux, named `static:<symbol>`;
+their placement is checked against the guest's registry entry of the
+bench lock, a static symbol too.
+
 The trace covers all ROIs of a run; runs with several testcases are
 attributed with the union of their registries.
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,13 +36,68 @@ import pandas as pd
 
 from analysis.protocol_trace import TracedLock, attribute_trace
 from analysis.runs import Results, RunStats
+from lockstudy.files import typed_field
 
 TRACE_FILE = "roi.trace.gz"
+SYSTEM_MAP = "System.map"  # next to the kernel build's vmlinux (lockstudy/kernel/build.py)
+STATIC_LOCKS_FILE = Path(__file__).resolve().parent / "data" / "static_locks.toml"
 L1 = "L1Cache"
 L2 = "L2Cache"
 INVALIDATION_EVENTS = ("Inv",)
 FORWARD_EVENTS = ("Fwd_GETX", "Fwd_GETS")
 HOME_REQUEST_EVENTS = ("L1_GETS", "L1_GETX", "L1_UPGRADE")
+
+
+class StaticLocksError(ValueError):
+    """System.map and the guest's registry disagree, or the static-locks file is malformed."""
+
+
+def load_static_locks(path: Path = STATIC_LOCKS_FILE) -> dict[str, Any]:
+    data = tomllib.loads(path.read_text())
+    for key, kind in (("kernel_image_base", int), ("check_registry_lock", str), ("check_symbol", str)):
+        typed_field(data, key, kind, str(path), error=StaticLocksError)
+    for index, entry in enumerate(typed_field(data, "lock", list, str(path), error=StaticLocksError)):
+        typed_field(entry, "symbol", str, f"{path}: lock[{index}]", error=StaticLocksError)
+        typed_field(entry, "size", int, f"{path}: lock[{index}]", error=StaticLocksError)
+    return data
+
+
+def system_map(path: Path) -> dict[str, int]:
+    symbols: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if len(words) == 3:
+            symbols[words[2]] = int(words[0], 16)
+    return symbols
+
+
+def static_locks(result: dict[str, Any], registered: list[TracedLock], config: dict[str, Any] | None = None) -> list[TracedLock]:
+    """The static locks of static_locks.toml, placed with the run's System.map (empty without one).
+
+    The kernel build's System.map is next to the vmlinux the run booted
+    (provenance.kernel.path), when that file is still there. The placement
+    is checked against the guest's registry entry of a static symbol.
+    """
+    config = config or load_static_locks()
+    kernel = Path(str(result.get("provenance", {}).get("kernel", {}).get("path", "")))
+    map_file = kernel.parent / SYSTEM_MAP
+    if not kernel.name or not map_file.is_file():
+        return []
+    symbols = system_map(map_file)
+    base = int(config["kernel_image_base"])
+    check = next((lock for lock in registered if lock.name == config["check_registry_lock"]), None)
+    if check is not None and config["check_symbol"] in symbols:
+        expected = symbols[config["check_symbol"]] - base
+        if check.physical != expected:
+            raise StaticLocksError(
+                f"{map_file}: {config['check_symbol']} gives physical 0x{expected:x}, the guest registered "
+                f"{check.name} at 0x{check.physical:x}: not the kernel that ran, or its image moved (KASLR?)"
+            )
+    return [
+        TracedLock(f"static:{entry['symbol']}", symbols[entry["symbol"]] - base, int(entry["size"]))
+        for entry in config["lock"]
+        if entry["symbol"] in symbols
+    ]
 
 
 def registered_locks(result: dict[str, Any]) -> list[TracedLock]:
@@ -62,6 +124,7 @@ def run_lock_tables(run: RunStats) -> tuple[list[dict[str, Any]], list[dict[str,
     locks = registered_locks(run.info.result)
     if trace is None or not trace.is_file() or not locks:
         return [], []
+    locks += static_locks(run.info.result, locks)
     line_bytes = int(run.info.result["provenance"]["machine"]["line_bytes"])
     attribution = attribute_trace(trace, locks, line_bytes)
     events: list[dict[str, Any]] = []
