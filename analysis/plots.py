@@ -303,6 +303,21 @@ def side_by_side(
 ) -> Figure:
     """Grouped bars per `key`: published vs ours, each relative to its side's first configuration."""
     ratios = side_by_side_ratios(published, ours, key, value)
+    base_published = _label(published[key].iloc[0])
+    base_ours = _label(ours[key].iloc[0])
+    base = base_published if base_published == base_ours else f"{base_published} (published), {base_ours} (ours)"
+    return _ratio_bars(ratios, key, f"{value} relative to {key}={base}", title, path_stem)
+
+
+def claim_ratios(claims: pd.DataFrame, *, key: str, title: str, path_stem: Path | str) -> Figure:
+    """Grouped bars per claim: the published ratio a/b next to ours (columns published_ratio, ours_ratio)."""
+    plot = f"claim_ratios({title!r})"
+    _require_columns(plot, claims, [key, "published_ratio", "ours_ratio"])
+    _require_unique(plot, claims, [key])
+    return _ratio_bars(claims, key, "a / b (1 = the same; above 1: a is higher)", title, path_stem)
+
+
+def _ratio_bars(ratios: pd.DataFrame, key: str, ylabel: str, title: str, path_stem: Path | str) -> Figure:
     figure, ax = _new_figure()
     positions = list(range(len(ratios)))
     width = BAR_WIDTH / 2
@@ -314,10 +329,6 @@ def side_by_side(
     ax.set_xticks(positions, labels)
     _slant_if_long(ax, labels)
     ax.set_xlabel(key)
-    base_published = _label(published[key].iloc[0])
-    base_ours = _label(ours[key].iloc[0])
-    base = base_published if base_published == base_ours else f"{base_published} (published), {base_ours} (ours)"
-    ylabel = f"{value} relative to {key}={base}"
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=GRID_ALPHA)

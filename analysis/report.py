@@ -176,7 +176,7 @@ def portable_command(run: Any, results_dir: Path) -> str:
     return publish.replace_paths(command, pairs)
 
 
-def seeds_section(table: pd.DataFrame) -> Section:
+def seeds_section(table: pd.DataFrame, out: Path) -> Section:
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
     tolerance = seed_file.agreement.relative_tolerance
@@ -190,7 +190,15 @@ def seeds_section(table: pd.DataFrame) -> Section:
     for seed in seed_file.seeds:
         sub = Section(f"Seed {seed.id}: {seed.title}")
         sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
-        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", seed_comparison.comparison_table(table, seed, tolerance)))
+        claims = seed_comparison.comparison_table(table, seed, tolerance)
+        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", claims))
+        judged = claims[claims["ours_ratio"].notna()]
+        if not judged.empty:
+            judged = judged.assign(case=judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"])
+            sub.figures.append(
+                plots.claim_ratios(judged, key="case", title=f"Seed {seed.id}: a / b, published and ours",
+                                   path_stem=out / FIGURES / f"seed-{seed.id}")  # fmt: skip
+            )
         for published in seed.tables:
             frame = seeds.published_frame(seed, published.name)
             sub.tables.append(Table(f"Seed {seed.id}, published: {published.caption} (seed lines {published.lines[0]}-{published.lines[1]})", frame))
@@ -251,7 +259,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     sections = [handoff_section(table, out), throughput_section(table, out), numa_section(table, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
-    sections.append(seeds_section(table))
+    sections.append(seeds_section(table, out))
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
         f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed or not finished, left out (listed under Provenance).",
