@@ -257,7 +257,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             "sim_seconds": run.value(roi, "simSeconds"),
         }
         row.update(guest_counts(guest))
-        # The guest's own clock is jiffies under gem5 (4 ms steps): rates use simulated time.
+        # Rates use gem5's simulated ROI time, whatever clock the guest had.
         row["ops_per_sim_s"] = _ratio(row["ops"], row["sim_seconds"])
         metrics = roi_metrics(run, roi, rules)
         row.update(metrics)

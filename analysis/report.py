@@ -80,8 +80,8 @@ def handoff_section(table: pd.DataFrame, out: Path) -> Section:
 def throughput_section(table: pd.DataFrame, out: Path) -> Section:
     section = Section("Throughput against CPUs")
     section.paragraphs.append(
-        "Operations per simulated second of the ROI (`ops_per_sim_s`). The guest's own clock is jiffies "
-        "under gem5 (4 ms steps), so rates use gem5's simulated ROI time."
+        "Operations per simulated second of the ROI (`ops_per_sim_s`): gem5's simulated time, whatever "
+        "clock the guest had."
     )
     for (machine, testcase), group in table.groupby(["machine", "testcase"]):
         series = "variant" if testcase == KBENCH else "boot_args"

@@ -149,6 +149,21 @@ def _one_of(*choices: str) -> Callable[[Any], str]:
     return check
 
 
+KERNEL_ARG = re.compile(r"[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/-]+)?")
+RUN_PY_ARG_PREFIX = "lockstudy."  # run.py writes the lockstudy.* switches itself
+
+
+def _kernel_args(value: Any) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"must be a list of kernel arguments, got {value!r}")
+    for index, arg in enumerate(value):
+        if not isinstance(arg, str) or not KERNEL_ARG.fullmatch(arg):
+            raise ValueError(f"item {index}: {arg!r} is not one kernel argument (name or name=value, no spaces or quotes)")
+        if arg.startswith(RUN_PY_ARG_PREFIX):
+            raise ValueError(f"item {index}: {arg!r}: lockstudy.* switches come from run.py and the campaign, not the machine")
+    return value
+
+
 def _list_of(item: Callable[[Any], Any], *, unique_sorted: bool = False) -> Callable[[Any], list]:
     def check(value: Any) -> list:
         if not isinstance(value, list) or not value:
@@ -200,6 +215,7 @@ _COMMON: Schema = {
     "board": {
         "acpi_madt": (_boolean, True),
         "root_device": (_string, True),
+        "kernel_args": (_kernel_args, True),
     },
     "cache_line": {
         "bytes": (_power_of_two, True),

@@ -105,7 +105,7 @@ class RunPlan:
         Our arguments have braces escaped because the stdlib passes the
         joined line through str.format() to fill {root_value}.
         """
-        ours = [f"init={self.init}", "rw"]
+        ours = [f"init={self.init}", "rw", *self.instance.data["board"]["kernel_args"]]
         if self.instance.machine.is_numa:
             ours.append(self.instance.numa_boot_parameter())
         ours.extend(self.boot_args)

@@ -135,6 +135,8 @@ def write_variant(tmp_path: Path, source: Path, old: str, new: str, name: str | 
         (ALTIX, "local_distance = 10", "local_distance = 12", "numa.local_distance", "must be 10"),
         (ALTIX, 'router_latency = "50ns"', "", "network.router_latency", "missing field"),
         (ALTIX, 'size = "2MiB"', 'size = "3MiB"', "l2_bank.size", "power-of-two number of sets"),
+        (PIII, 'kernel_args = ["tsc=reliable"]', 'kernel_args = ["tsc=reliable lockstudy.run=x"]', "board.kernel_args", "is not one kernel argument"),
+        (PIII, 'kernel_args = ["tsc=reliable"]', 'kernel_args = ["lockstudy.spinlock=tas"]', "board.kernel_args", "come from run.py and the campaign"),
     ],
 )
 def test_bad_files_are_rejected_with_file_field_and_reason(tmp_path, source, old, new, field, reason) -> None:
@@ -211,6 +213,8 @@ def test_kernel_command_line_for_numa(artifacts) -> None:
     assert "lockstudy.spinlock=hbo" in line and "lockstudy.run=kbench:duration_ms=10" in line
     assert "lockstudy.m5ops=inst" in line and "init=/init" in line
     assert "lockstudy.checkpoint=1" not in line
+    # the machine file's own arguments (its [board] kernel_args), before run.py's switches
+    assert line.index("tsc=reliable") < line.index("lockstudy.spinlock=hbo")
 
 
 def test_kernel_command_line_for_smp_checkpoint_and_kvm(artifacts, tmp_path) -> None:
