@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -48,6 +49,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-wait", action="store_true", help="slurm: submit and return; `campaign status` follows the jobs")
     parser.add_argument("--partition", help="slurm: the partition to submit to")
     parser.add_argument("--results", type=Path, help="results root (default: $LOCKSTUDY_RESULTS or results/raw)")
+    parser.add_argument("--only-study", action="append", default=[], metavar="STUDY",
+                        help="run only this study's runs (repeatable): a chunk of a long campaign")
+    parser.add_argument("--skip-study", action="append", default=[], metavar="STUDY",
+                        help="leave this study's runs for a later launch (repeatable), e.g. runs longer than what is left of a session")
     parser.set_defaults(func=run_campaign_command, parser=parser)
 
 
@@ -71,6 +76,12 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         return print_status(campaign, store)
     if args.dry_run:
         return print_dry_run(campaign)
+    whole = campaign
+    try:
+        campaign = select_studies(campaign, args.only_study, args.skip_study)
+    except CampaignError as exc:
+        error(str(exc))
+        return 2
     backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
     if backend not in BACKENDS:
         error(f"backend {backend} is not available in this version")
@@ -78,10 +89,23 @@ def run_campaign_command(args: argparse.Namespace) -> int:
     slots = parallel_slots(campaign.runs, args.jobs)
     executor = make_executor(args.executor, slots, not args.no_wait, args.partition)
     try:
-        return run_campaign(campaign, store, executor, backend, slots)
+        status = run_campaign(campaign, store, executor, backend, slots)
     except (CampaignBusy, RuntimeError) as exc:
         error(str(exc))
         return 1
+    if campaign is not whole and executor.wait:
+        store.write_index(whole.runs, whole.max_attempts)  # the index covers the whole campaign, not the chunk
+    return status
+
+
+def select_studies(campaign: Campaign, only: list[str], skip: list[str]) -> Campaign:
+    """The campaign with only the runs of the chosen studies (the others stay as they are in the store)."""
+    known = {spec.study for spec in campaign.runs}
+    unknown = sorted(set(only + skip) - known)
+    if unknown:
+        raise CampaignError(f"{campaign.path}: no study {', '.join(map(repr, unknown))} (studies: {', '.join(sorted(known))})")
+    runs = [spec for spec in campaign.runs if (not only or spec.study in only) and spec.study not in skip]
+    return dataclasses.replace(campaign, runs=runs)
 
 
 def print_dry_run(campaign: Campaign) -> int:

@@ -181,3 +181,15 @@ def test_a_spec_the_guest_would_refuse_stops_the_campaign_before_any_boot(tmp_pa
     runs = load_campaign(campaign).runs
     with pytest.raises(RuntimeError, match=r"study short-dbench\): run = 'dbench:clients=2,seconds=1': the guest would refuse it: .*seconds=1 is out of range \[2, 86400\]"):
         QemuBackend().preflight(runs)
+
+
+def test_a_campaign_runs_in_chunks_of_studies() -> None:
+    from lockstudy.campaign_cmd import select_studies
+
+    campaign = load_campaign(ROOT / "campaigns" / "seeds.toml")
+    chunk = select_studies(campaign, [], ["padding-dbench"])
+    assert {s.study for s in chunk.runs} == {s.study for s in campaign.runs} - {"padding-dbench"}
+    only = select_studies(campaign, ["kbench-bus", "lockref-8nodes"], [])
+    assert {s.study for s in only.runs} == {"kbench-bus", "lockref-8nodes"}
+    with pytest.raises(CampaignError, match=r"no study 'nonsense' \(studies: "):
+        select_studies(campaign, ["nonsense"], [])
