@@ -144,7 +144,7 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     bench = summary[(summary["testcase"] == KBENCH) & (summary["lock"] == BENCH_LOCK)]
     if not bench.empty:
         columns = ["machine", "variant", "nodes", "cpus", "handoffs", "invalidations_per_handoff", "forwards_per_handoff", "home_requests_per_handoff", "requests_other_on_line"]
-        section.tables.append(Table("The bench lock's own line, per hand-off (kbench, traced)", bench[columns].sort_values(["machine", "variant", "cpus"])))
+        section.tables.append(Table("The bench lock's own line, per hand-off (kbench, traced)", bench[columns].sort_values(["machine", "variant", "cpus"]).reset_index(drop=True)))
         for machine, group in bench.groupby("machine"):
             points = mean_by(group, ["variant", "cpus"], "home_requests_per_handoff")
             if points["cpus"].nunique() >= 2:
@@ -157,7 +157,7 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     others = summary[(summary["testcase"] != KBENCH) & (summary["controller_events"] > 0)]
     if not others.empty:
         columns = ["study", "boot_args", "nodes", "lock", "shares_line_with", "invalidations", "forwards", "home_requests", "requests_own", "requests_other_on_line"]
-        section.tables.append(Table("The seeds' locks: traffic on each lock's line in the ROI", others[columns].sort_values(["study", "boot_args", "lock"])))
+        section.tables.append(Table("The seeds' locks: traffic on each lock's line in the ROI", others[columns].sort_values(["study", "boot_args", "lock"]).reset_index(drop=True)))
         top = others.nlargest(TOP_LOCKS, "controller_events")
         long = top.melt(id_vars=["study", "boot_args", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
         long["case"] = long["lock"] + " / " + long["boot_args"].replace("", "default boot")

@@ -241,6 +241,19 @@ def _requestors(cpus: int) -> list[str]:
     return names
 
 
+def cache_unit(stat: str) -> str:
+    """The unit gem5 v24 prints for a classic cache stat (checked against
+    tests/fixtures/gem5/piii-smp-2-kbench/stats.txt): rates are ratios,
+    averages ticks per access, latencies ticks, the rest counts."""
+    if stat.endswith("Rate"):
+        return "Ratio"
+    if stat.startswith("avg") or "Avg" in stat:
+        return "(Tick/Count)"
+    if "Latency" in stat:
+        return "Tick"
+    return "Count"
+
+
 def _cache_stats(out: StatsWriter, rng: random.Random, cache: str, commands: tuple[str, ...], requestors: list[str]) -> None:
     for command in commands:
         counts = {r: rng.randint(0, 10**5) for r in requestors}
@@ -249,13 +262,13 @@ def _cache_stats(out: StatsWriter, rng: random.Random, cache: str, commands: tup
                 values = {r: rng.random() for r in requestors if counts[r]}
             else:
                 values = {r: (counts[r] * rng.randint(1, 30) if "Latency" in stat else counts[r]) for r in requestors}
-            out.vector(f"{cache}.{command}.{stat}", values, f"number of {command} {stat}", "Tick" if "Latency" in stat else "Count", nozero=True)
+            out.vector(f"{cache}.{command}.{stat}", values, f"number of {command} {stat}", cache_unit(stat), nozero=True)
     for stat in CACHE_WHOLE_STATS:
         values = {r: rng.randint(0, 10**6) for r in requestors}
-        out.vector(f"{cache}.{stat}", values, f"number of {stat}", "Count", nozero=True)
+        out.vector(f"{cache}.{stat}", values, f"number of {stat}", cache_unit(stat), nozero=True)
     out.scalar(f"{cache}.replacements", rng.randint(0, 10**5), "number of replacements", "Count")
     out.vector(f"{cache}.blockedCycles", {"no_mshrs": rng.randint(0, 99), "no_targets": 0}, "number of cycles access was blocked", "Cycle", total=False)
-    out.scalar(f"{cache}.tags.tagsInUse", rng.uniform(1, 500), "Average ticks per tags in use", "Ratio")
+    out.scalar(f"{cache}.tags.tagsInUse", rng.uniform(1, 500), "Average ticks per tags in use", "(Tick/Count)")
     out.scalar(f"{cache}.tags.totalRefs", rng.randint(1, 10**6), "Total number of references to valid blocks.", "Count")
     out.scalar(f"{cache}.tags.sampledRefs", rng.randint(1, 10**6), "Sample count of references to valid blocks.", "Count")
     out.scalar(f"{cache}.tags.tagAccesses", rng.randint(1, 10**6), "Number of tag accesses", "Count")
@@ -437,6 +450,20 @@ def config_tree(machine: str, count: int, line_bytes: int = 32) -> dict[str, Any
     return {"type": "Root", "name": "root", "path": "root", "board": board}
 
 
+def synthetic_kbench(cpus: int, roi: int) -> dict[str, Any]:
+    acquisitions = 1000 * (roi + 1) * cpus
+    handoffs = acquisitions - 1 if cpus > 1 else 0
+    return {
+        "testcase": "kbench",
+        "ops": acquisitions,
+        "ops_per_s": acquisitions / 0.02,
+        "copies": cpus,
+        "params": {"variant": "ticket"},
+        "counters": {"handoffs": handoffs, "handoffs_local": handoffs, "handoffs_remote": 0},
+        "metrics": {"runs": [{"acquisitions": acquisitions}]},
+    }
+
+
 def result_json(machine: str, count: int, rois: int, status: str = "ok", run_spec: str = "kbench:duration_ms=10") -> dict[str, Any]:
     """A result.json shaped like gem5-configs/run.py's (provenance + roi_ticks)."""
     cpus = count if machine == "piii-smp" else count * 2
@@ -455,6 +482,8 @@ def result_json(machine: str, count: int, rois: int, status: str = "ok", run_spe
             "trace": "off",
         },
         "roi_ticks": [[1000 * (i + 1), 1000 * (i + 1) + 500] for i in range(rois)],
+        # One kbench result per ROI, shaped like the guest's (workloads/tc_kbench.c).
+        "guest": {"results": [{"testcase": "kbench", "result": synthetic_kbench(cpus, i), "locks": []} for i in range(rois)]},
         "simulated_seconds": 0.5,
         "host_seconds": 100.0,
     }

@@ -84,3 +84,25 @@ def test_a_real_run_written_with_older_gem5_names_reads_the_same(tmp_path: Path)
     original, renamed = read_dumps(REAL / "stats.txt")[0], read_dumps(run / "old.txt")[0]
     assert entries(renamed) == entries(original)  # NaN values (0/0 rates) left out: NaN != NaN
     assert renamed.renamed()["sim_seconds"] == "simSeconds"
+
+
+def test_generated_stats_print_the_units_real_gem5_prints() -> None:
+    """The generated files (tests, bench) must not teach the reader's vocabulary other units."""
+    import random
+    import re
+
+    from analysis import synthetic
+
+    def units(text: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for line in text.splitlines():
+            found = re.match(r"^(\S+)\s.*# .* \((.+)\)\s*$", line)
+            if found:
+                out.setdefault(re.sub(r"\d+", "N", found.group(1).split("::")[0]), set()).add(found.group(2))
+        return out
+
+    generated = {"piii-smp": synthetic.piii_smp(2, random.Random(0), 10**9), "altix-numa": synthetic.altix_numa(2, random.Random(0), 10**9)}
+    for folder in fixture_runs() or pytest.skip(NO_FIXTURES_REASON):
+        machine = run_info(folder).result["provenance"]["machine"]["name"]
+        real, ours = units((folder / "stats.txt").read_text()), units(synthetic.stats_text([generated[machine]]))
+        assert {n: (ours[n], real[n]) for n in ours if n in real and ours[n] != real[n]} == {}
