@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import tomllib
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ class StaticLocksError(ValueError):
     """System.map and the guest's registry disagree, or the static-locks file is malformed."""
 
 
+@lru_cache(maxsize=None)
 def load_static_locks(path: Path = STATIC_LOCKS_FILE) -> dict[str, Any]:
     data = tomllib.loads(path.read_text())
     for key, kind in (("kernel_image_base", int), ("check_registry_lock", str), ("check_symbol", str)):
@@ -62,7 +64,9 @@ def load_static_locks(path: Path = STATIC_LOCKS_FILE) -> dict[str, Any]:
     return data
 
 
+@lru_cache(maxsize=None)
 def system_map(path: Path) -> dict[str, int]:
+    """Symbol -> address of a System.map, read once per file (every run of a kernel build shares it)."""
     symbols: dict[str, int] = {}
     for line in path.read_text().splitlines():
         words = line.split()

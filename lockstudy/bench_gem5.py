@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lockstudy import gem5 as gem5_finder
+from lockstudy.campaign.gem5_backend import RUN_SCRIPT
 from lockstudy.campaign.machines import machine_module
 from lockstudy.console import error, step
 from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.image import ext2_path
-from lockstudy.paths import ROOT
 
-RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
 TICKS_PER_MS = 10**9  # gem5 ticks are picoseconds
 
 
