@@ -198,7 +198,9 @@ def read_run(info: RunInfo, vocabulary: Vocabulary | None = None) -> RunStats:
 # --- parallel reading: each worker returns its vocabulary and compact arrays.
 
 def _read_chunk(infos: list[RunInfo]) -> tuple[list[str], list[tuple[str, str]], list[int], list[Any]]:
-    vocabulary = Vocabulary(load_rules()[0])
+    # The process's own vocabulary, kept from chunk to chunk: a worker
+    # parses each distinct name once, however many chunks it is given.
+    vocabulary = default_vocabulary()
     out: list[Any] = []
     for info in infos:
         try:

@@ -51,18 +51,25 @@ thousand runs of one machine costs one parse per distinct name.
 
 from __future__ import annotations
 
+import gc
 from array import array
-from itertools import compress
-from operator import itemgetter, methodcaller, not_
+from contextlib import contextmanager
+from operator import itemgetter, methodcaller
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+
+import numpy as np
 
 from analysis.stat_rules import Renamer, load_rules
 
 BEGIN_MARKER = "---------- Begin Simulation Statistics ----------"
 END_MARKER = "---------- End Simulation Statistics   ----------"
 SEPARATOR = "::"
+# A dump's first few lookups search its codes; more build an index of them
+# (a search costs about 1/50 of building the index, measured on a dump of
+# 12,000 stats).
+UNINDEXED_LOOKUPS = 8
 ONELINE_BAR = "|"
 DIST_BUCKET_FIELDS = ("bucket_size", "min_bucket", "max_bucket")
 
@@ -78,6 +85,26 @@ class StatsFileError(ValueError):
 
 
 @dataclass
+class Layout:
+    """The plain (not `|`) lines of a block: names in order and their codes."""
+
+    names: list[str]
+    codes: array
+    _bucket_fields: dict[str, dict[str, int]] | None = None
+
+    def bucket_fields(self) -> dict[str, dict[str, int]]:
+        """Where each histogram's bucket fields are: stat -> field -> position."""
+        if self._bucket_fields is None:
+            found: dict[str, dict[str, int]] = {}
+            for position, name in enumerate(self.names):
+                stat, separator, sub = name.rpartition(SEPARATOR)
+                if separator and sub in DIST_BUCKET_FIELDS:
+                    found.setdefault(stat, {})[sub] = position
+            self._bucket_fields = found
+        return self._bucket_fields
+
+
+@dataclass
 class Vocabulary:
     """Interned stat names, each with its unit and description.
 
@@ -89,11 +116,16 @@ class Vocabulary:
 
     renamer: Renamer
     names: list[tuple[str, str, str]] = field(default_factory=list)  # (stat, sub, renamed_from)
+    keys: list[tuple[str, str]] = field(default_factory=list)  # (stat, sub) of each name
+    codes_of: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (stat, sub) -> its printed names' codes
     full_names: list[str] = field(default_factory=list)  # each name as printed
     name_metas: list[int] = field(default_factory=list)  # meta code of each name
     name_codes: dict[str, int] = field(default_factory=dict)
     metas: list[tuple[str, str]] = field(default_factory=list)  # (unit, description)
     meta_codes: dict[tuple[str, str], int] = field(default_factory=dict)
+    # blocks of one machine print the same names in the same order: the
+    # last such list of names seen with each length
+    layouts: dict[int, Layout] = field(default_factory=dict)
     # (name, element count, histogram bucket fields) -> codes of a `|` line's elements
     oneline_codes: dict[tuple[str, int, tuple[float, ...]], list[int]] = field(default_factory=dict)
 
@@ -104,6 +136,8 @@ class Vocabulary:
             stat, renamed_from = self.renamer.normalise(stat)
             code = len(self.names)
             self.names.append((stat, sub, renamed_from))
+            self.keys.append((stat, sub))
+            self.codes_of.setdefault((stat, sub), []).append(code)
             self.full_names.append(full_name)
             self.name_metas.append(meta)
             self.name_codes[full_name] = code
@@ -141,6 +175,7 @@ class Dump:
     names: array = field(default_factory=lambda: array("i"))  # codes into vocabulary.names
     values: array = field(default_factory=lambda: array("d"))
     _index: dict[tuple[str, str], int] | None = None
+    _lookups: int = 0  # lookups answered so far without the index
     _duplicates: set[tuple[str, str]] | None = None
     _objects: set[str] | None = None
 
@@ -161,28 +196,41 @@ class Dump:
         return {names[c][2]: names[c][0] for c in set(self.names) if names[c][2]}
 
     def _build_index(self) -> None:
-        index: dict[tuple[str, str], int] = {}
+        keys = list(map(self.vocabulary.keys.__getitem__, self.names))
+        index = dict(zip(keys, range(len(keys))))  # the last position of a repeated key
         duplicates: set[tuple[str, str]] = set()
-        names = self.vocabulary.names
-        for position, code in enumerate(self.names):
-            stat, sub, _ = names[code]
-            key = (stat, sub)
-            if key in index:
-                duplicates.add(key)
-            else:
-                index[key] = position
+        if len(index) < len(keys):
+            seen: set[tuple[str, str]] = set()
+            duplicates = {key for key in keys if key in seen or seen.add(key)}  # type: ignore[func-returns-value]
         self._index, self._duplicates = index, duplicates
 
     def lookup(self, stat: str, sub: str = "") -> float | None:
         """The printed value of (stat, sub), or None when gem5 did not print it."""
         if self._index is None:
+            if self._lookups < UNINDEXED_LOOKUPS:
+                self._lookups += 1
+                return self._scan(stat, sub)
             self._build_index()
         assert self._index is not None and self._duplicates is not None
         key = (stat, sub)
         if key in self._duplicates:
-            raise StatsFileError(self.path, None, f"dump {self.index}: {stat}{SEPARATOR}{sub} is printed more than once")
+            raise self._printed_twice(stat, sub)
         position = self._index.get(key)
         return None if position is None else self.values[position]
+
+    def _printed_twice(self, stat: str, sub: str) -> StatsFileError:
+        name = f"{stat}{SEPARATOR}{sub}" if sub else stat
+        return StatsFileError(self.path, None, f"dump {self.index}: {name} is printed more than once")
+
+    def _scan(self, stat: str, sub: str) -> float | None:
+        """`lookup` without the index: a search of the codes (in C) for the name's codes."""
+        codes = self.vocabulary.codes_of.get((stat, sub))
+        if not codes or not self.names:
+            return None
+        positions = np.flatnonzero(np.isin(np.frombuffer(self.names, dtype=np.int32), codes))
+        if len(positions) > 1:
+            raise self._printed_twice(stat, sub)
+        return self.values[positions[0]] if len(positions) else None
 
     def has_object(self, path: str) -> bool:
         """Whether any stat of this dump lives under the object `path`."""
@@ -269,7 +317,48 @@ def _parse_value(token: str) -> float:
 _SPLIT_NAME_VALUE = methodcaller("split", None, 2)  # name, value, the rest
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
-_STARTS_WITH_BAR = methodcaller("startswith", ONELINE_BAR)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a block is parsed.
+
+    A block makes tens of thousands of small lists and strings, none of
+    them in a reference cycle; every few hundred the collector would scan
+    them all again (measured: it doubles the time of splitting a block).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _positions(items: list[str], wanted: str) -> list[int]:
+    """Every index of `wanted` in `items` (the scanning is list.index's, in C)."""
+    found: list[int] = []
+    start = 0
+    count = items.count(wanted)
+    for _ in range(count):
+        start = items.index(wanted, start)
+        found.append(start)
+        start += 1
+    return found
+
+
+def _without(items: list, positions: list[int]) -> list:  # noqa: ANN401 - any list
+    """`items` less the sorted `positions`, copied slice by slice."""
+    kept: list = []
+    start = 0
+    for position in positions:
+        kept += items[start:position]
+        start = position + 1
+    kept += items[start:]
+    return kept
+
+
 READ_CHUNK = 1 << 22  # characters read at a time; a dump is cut out at its End marker
 
 
@@ -277,10 +366,12 @@ class StatsReader:
     """Reads one stats.txt into Dumps, one block at a time.
 
     The file is read in chunks and cut at the End markers, so memory holds
-    one dump at a time. A block is parsed with list comprehensions over
-    its lines (the common case: every line a plain stat or a `|` line); if
-    anything in it does not fit, the block is parsed again line by line,
-    which names the offending line.
+    one dump at a time. A block is parsed with builtins mapped over its
+    lines (the common case: every line a plain stat or a `|` line), with
+    the garbage collector paused; a block whose names are those of an
+    earlier block (same machine) reuses that block's codes. If anything
+    in it does not fit, the block is parsed again line by line, which
+    names the offending line. `./run.sh bench analysis` times this.
     """
 
     def __init__(self, path: Path, vocabulary: Vocabulary | None = None) -> None:
@@ -336,9 +427,12 @@ class StatsReader:
                 if 0 <= next_begin < end:
                     number = line + buffer.count("\n", 0, next_begin)
                     raise StatsFileError(path, number, f"a Begin marker inside dump {count} (begun at line {begin_line}, no End before this)")
-                end_line = begin_line + buffer.count("\n", begin, end)
-                body = buffer[body_start + 1 : end] if body_start >= 0 else ""
-                yield self._dump(body, count, begin_line, end_line)
+                if 0 <= body_start < end:
+                    lines = buffer[body_start + 1 : end].split("\n")  # ends with the End marker's line: ""
+                    end_line = begin_line + len(lines)
+                else:  # the End marker on the Begin marker's line
+                    lines, end_line = [], begin_line
+                yield self._dump(lines, count, begin_line, end_line)
                 count += 1
                 cut = buffer.find("\n", end)
                 if cut < 0:
@@ -363,46 +457,53 @@ class StatsReader:
                 if content.strip():
                     raise StatsFileError(self.path, first_line + offset, f"text outside a Begin/End block: {content.strip()[:80]!r}")
 
-    def _dump(self, body: str, index: int, begin_line: int, end_line: int) -> Dump:
+    def _dump(self, lines: list[str], index: int, begin_line: int, end_line: int) -> Dump:
         dump = Dump(self.path, index, begin_line, end_line, self.vocabulary)
         try:
-            if self._fast(body, dump):
-                return dump
+            with _collector_paused():
+                if self._fast(lines, dump):
+                    return dump
         except _LineError:
             pass
         dump = Dump(self.path, index, begin_line, end_line, self.vocabulary)
-        self._exact(body.split("\n"), begin_line + 1, dump)
+        self._exact(lines, begin_line + 1, dump)
         return dump
 
-    def _fast(self, body: str, dump: Dump) -> bool:
+    def _fast(self, lines: list[str], dump: Dump) -> bool:
         """Parse a whole block with list comprehensions; False when some line needs the exact path."""
-        rows = list(map(_SPLIT_NAME_VALUE, filter(None, body.split("\n"))))
-        oneline: list[list[str]] = []
+        rows = list(map(_SPLIT_NAME_VALUE, filter(None, lines)))
         try:
-            if ONELINE_BAR in body:
-                bars = list(map(_STARTS_WITH_BAR, map(_SECOND, rows)))
-                if any(bars):
-                    oneline = list(compress(rows, bars))
-                    rows = list(compress(rows, map(not_, bars)))
-            values = list(map(float, map(_SECOND, rows)))
-        except (IndexError, ValueError):
+            tokens = list(map(_SECOND, rows))
+        except IndexError:
+            return False
+        oneline: list[list[str]] = []
+        if ONELINE_BAR in tokens:  # gem5 prints a `|` line as `name |  value pdf cdf |...`
+            positions = _positions(tokens, ONELINE_BAR)
+            oneline = [rows[i] for i in positions]
+            rows = _without(rows, positions)
+            tokens = _without(tokens, positions)
+        try:
+            values = list(map(float, tokens))
+        except ValueError:
             return False
         vocabulary = self.vocabulary
-        codes = list(map(vocabulary.name_codes.get, map(_FIRST, rows)))
-        if None in codes:
-            for i, code in enumerate(codes):
-                if code is None:
-                    row = rows[i]
-                    codes[i] = vocabulary.intern(row[0], self._tail_meta(row[2] if len(row) > 2 else ""))
-        dump.names.extend(codes)
+        names = list(map(_FIRST, rows))
+        layout = vocabulary.layouts.get(len(names))
+        if layout is None or layout.names != names:  # not the same stats, in the same order, as a block before
+            codes = list(map(vocabulary.name_codes.get, names))
+            if None in codes:
+                for i, code in enumerate(codes):
+                    if code is None:
+                        row = rows[i]
+                        codes[i] = vocabulary.intern(row[0], self._tail_meta(row[2] if len(row) > 2 else ""))
+            layout = vocabulary.layouts[len(names)] = Layout(names, array("i", codes))
+        dump.names.extend(layout.codes)
         dump.values.extend(values)
         if oneline:
-            printed = dict(zip(map(_FIRST, rows), values))
-            fields: dict[str, dict[str, float]] = {}
-            for row in oneline:
-                found = {f: printed[key] for f in DIST_BUCKET_FIELDS if (key := f"{row[0]}{SEPARATOR}{f}") in printed}
-                if found:
-                    fields[row[0]] = found
+            fields = {
+                name: {bucket_field: values[position] for bucket_field, position in found.items()}
+                for name, found in layout.bucket_fields().items()
+            }
             for row in oneline:
                 self._oneline(row[0], " ".join(row[1:]), dump, fields)
         return True

@@ -9,7 +9,7 @@ import pytest
 
 from analysis import synthetic
 from analysis.stat_rules import load_rules
-from analysis.stats_reader import StatsFileError, _bucket_names, read_dumps
+from analysis.stats_reader import UNINDEXED_LOOKUPS, StatsFileError, _bucket_names, read_dumps
 from analysis_checks import check_run_folder, entries, exact_entries
 
 MACHINES = (("piii-smp", 2), ("altix-numa", 2))
@@ -219,3 +219,57 @@ def test_not_utf8_is_an_error(tmp_path: Path) -> None:
     path.write_bytes(b"\n---------- Begin Simulation Statistics ----------\nsim\xff 1\n")
     with pytest.raises(StatsFileError, match="not UTF-8"):
         read_dumps(path)
+
+
+def test_a_stat_printed_twice_is_an_error_with_and_without_the_index(generated: dict, tmp_path: Path) -> None:
+    lines = stats_lines(generated)
+    at = line_of(lines, "simTicks")
+    lines.insert(at, lines[at])
+    path = write(tmp_path, lines)
+    unindexed = read_dumps(path)[0]
+    with pytest.raises(StatsFileError, match=r"dump 0: simTicks is printed more than once"):
+        unindexed.lookup("simTicks")
+    indexed = read_dumps(path)[0]
+    for _ in range(UNINDEXED_LOOKUPS + 1):
+        indexed.lookup("simSeconds")
+    assert indexed._index is not None, "the index is built after the unindexed lookups"
+    with pytest.raises(StatsFileError, match=r"dump 0: simTicks is printed more than once"):
+        indexed.lookup("simTicks")
+
+
+@pytest.mark.parametrize("machine", [m for m, _ in MACHINES])
+def test_lookups_agree_before_and_after_the_index(generated: dict, machine: str) -> None:
+    path = generated[machine][0] / "stats.txt"
+    keys = [(s, sub) for s, sub, _, _, _ in read_dumps(path)[0].entries()][:: 97]
+    searched = read_dumps(path)[0]
+    by_search = []
+    for stat, sub in keys:
+        searched._lookups = 0  # every lookup by search
+        by_search.append(searched.lookup(stat, sub))
+    indexed = read_dumps(path)[0]
+    indexed._build_index()
+    by_index = [indexed.lookup(stat, sub) for stat, sub in keys]
+    assert by_search == by_index and None not in by_index
+    assert searched.lookup("no.such.stat") is None and indexed.lookup("no.such.stat") is None
+
+
+def test_files_of_one_layout_keep_their_own_names_and_values(generated: dict, tmp_path: Path) -> None:
+    """Blocks of the same names reuse their codes; same length, other names must not."""
+    lines = stats_lines(generated)
+    at = line_of(lines, "simTicks")
+    first = tmp_path / "a"
+    first.mkdir()
+    lines[at] = lines[at].replace(lines[at].split()[1], "111", 1)
+    write(first, lines)
+    second = tmp_path / "b"
+    second.mkdir()
+    lines[at] = lines[at].replace("111", "222", 1)
+    write(second, lines)
+    renamed = tmp_path / "c"
+    renamed.mkdir()
+    lines[at] = lines[at].replace("simTicks", "board.future.otherStat", 1)
+    write(renamed, lines)
+    values = [read_dumps(folder / "stats.txt")[0] for folder in (first, second, renamed)]
+    assert [values[0].lookup("simTicks"), values[1].lookup("simTicks"), values[2].lookup("simTicks")] == [111, 222, None]
+    assert values[2].lookup("board.future.otherStat") == 222
+    assert len(values[0]) == len(values[2])
