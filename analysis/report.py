@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import handoffs, plots, seed_comparison, seeds
+from analysis import discussion, handoffs, plots, seed_comparison, seed_evidence, seeds
 from analysis.locks import lock_tables
 from analysis.metrics import MetricsError, metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
@@ -36,6 +36,7 @@ from lockstudy import publish
 KBENCH = "kbench"
 FIGURES = "figures"
 BENCH_LOCK = "bench:lock"  # the kernel lock bench's lock in the registry
+LOCK_LINE_METRIC = "home_requests_per_handoff"  # analysis/locks.py: requests for the lock's line at its home bank
 TOP_LOCKS = 10  # lock lines in the per-lock figure
 CHECKPOINTS = "checkpoints"  # a campaign's boot checkpoints (lockstudy/campaign/gem5_backend.py)
 MACHINE_TITLES = {"classic-smp": "bus (snooping, classic caches)", "ruby-numa": "NUMA (directory, Ruby)"}
@@ -145,6 +146,14 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     if not bench.empty:
         columns = ["machine", "variant", "nodes", "cpus", "handoffs", "invalidations_per_handoff", "forwards_per_handoff", "home_requests_per_handoff", "requests_other_on_line"]
         section.tables.append(Table("The bench lock's own line, per hand-off (kbench, traced)", bench[columns].sort_values(["machine", "variant", "cpus"]).reset_index(drop=True)))
+        line_bound = handoffs.bound_table(bench, metric=LOCK_LINE_METRIC)
+        if not line_bound.empty:
+            section.paragraphs.append(
+                f"The same judgement as the hand-off table's, on the bench lock's own line alone: `{LOCK_LINE_METRIC}` "
+                "against the waiters, over the traced sizes. The whole-ROI count holds every other line the CPUs "
+                "touched; this one holds only the lock's."
+            )
+            section.tables.append(Table("The bench lock's line against the bound (traced sizes)", line_bound))
         for machine, group in bench.groupby("machine"):
             points = mean_by(group, ["variant", "cpus"], "home_requests_per_handoff")
             if points["cpus"].nunique() >= 2:
@@ -176,7 +185,38 @@ def portable_command(run: Any, results_dir: Path) -> str:
     return publish.replace_paths(command, pairs)
 
 
-def seeds_section(table: pd.DataFrame, out: Path) -> Section:
+def evidence_section(table: pd.DataFrame, lock_summary: pd.DataFrame, seed: seeds.Seed) -> Section | None:
+    """The traffic behind a seed's claim: our study per configuration, and its locks' lines when traced."""
+    configurations = seed_evidence.configuration_table(table, seed)
+    if configurations.empty:
+        return None
+    section = Section(f"Seed {seed.id}: the traffic behind it")
+    section.paragraphs.append(
+        f"Our runs of `{seed.study}`, per configuration (`seed_variant` is the seed's name for it, `-` when it is "
+        f"an extra point of ours), the mean over runs: throughput and the coherence metrics that carry the claim "
+        f"({', '.join(f'`{name}`' for name in seed.evidence)}; analysis/data/seeds.toml `evidence`)."
+    )
+    section.tables.append(Table(f"Seed {seed.id}: our configurations and their traffic per operation", configurations))
+    locks = seed_evidence.lock_table(lock_summary, table, seed)
+    if not locks.empty:
+        section.paragraphs.append(
+            f"Traced runs: the lines of the seed's locks ({', '.join(f'`{prefix}`' for prefix in seed.locks)}) in the "
+            "ROI's ProtocolTrace, per operation of the workload; `requests_other_on_line` counts the CPUs' requests "
+            "for other data on a lock's line (false sharing)."
+        )
+        section.tables.append(Table(f"Seed {seed.id}: traffic on the seed's lock lines per operation (traced runs)", locks))
+    return section
+
+
+def discussion_section(seed: seeds.Seed, discussions: dict[str, discussion.Discussion], finished_runs: int) -> Section | None:
+    written = discussions.get(seed.id)
+    if written is None:
+        return None
+    stale = written.staleness(finished_runs)
+    return Section(f"Seed {seed.id}: our reading", [f"**{stale}**"] * bool(stale) + list(written.paragraphs))
+
+
+def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion]) -> Section:
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
     tolerance = seed_file.agreement.relative_tolerance
@@ -202,6 +242,8 @@ def seeds_section(table: pd.DataFrame, out: Path) -> Section:
         for published in seed.tables:
             frame = seeds.published_frame(seed, published.name)
             sub.tables.append(Table(f"Seed {seed.id}, published: {published.caption} (seed lines {published.lines[0]}-{published.lines[1]})", frame))
+        finished = seed_comparison.study_rows(table, seed)["run_id"].nunique() if not table.empty else 0
+        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), discussion_section(seed, discussions, finished)])
         section.subsections.append(sub)
     return section
 
@@ -260,7 +302,8 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     sections = [handoff_section(table, bound, out), throughput_section(table, out), numa_section(table, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
-    sections.append(seeds_section(table, out))
+    discussions = campaign_discussions(campaign) if campaign is not None else {}
+    sections.append(seeds_section(table, lock_summary, out, discussions))
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
         f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed or not finished, left out (listed under Provenance).",
@@ -270,6 +313,11 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary}
     return Report(title, intro, sections, provenance(results, results_dir)), tables
+
+
+def campaign_discussions(campaign: Path) -> dict[str, discussion.Discussion]:
+    """The written reading next to the campaign file (<campaign>.discussion.toml), if any."""
+    return discussion.load(discussion.path_for(campaign), {seed.id for seed in seeds.load_seed_file().seeds})
 
 
 def campaign_name(path: Path) -> str:
@@ -287,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         name = campaign_name(args.campaign)
+        campaign_discussions(args.campaign)  # a broken discussion file fails before the runs are read
         results, errors = load_results(args.results, None)
         if errors:
             for info, message in errors:
@@ -297,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
-    except (RunLayoutError, MetricsError, plots.PlotInputError) as exc:
+    except (RunLayoutError, MetricsError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
     for stem, frame in tables.items():

@@ -13,7 +13,11 @@ File format (the data file's header says the same with examples):
                study (our campaign's study), workloads ([{name, result,
                better}]: what our image runs and the result key it reads),
                match_keys (configuration keys our runs have too),
-               published_noise (the seed's band for "same"), note
+               published_noise (the seed's band for "same"), note,
+               evidence (metric columns shown per configuration of our
+               study, analysis/seed_evidence.py), locks (lock-name
+               prefixes of the registry whose lines are shown, traced
+               runs only)
     [seed.variants]  <name> = {seed_label, kernel_build?, boot?, note?}
     [[seed.table]]   name, caption, lines = [first, last], config, keys,
                      columns = [{name, metric, unit, better, config?,
@@ -177,6 +181,8 @@ class Seed:
     tables: tuple[SeedTable, ...]
     claims: tuple[Claim, ...]
     note: str
+    evidence: tuple[str, ...] = ()  # metric columns of ours that explain the claim
+    locks: tuple[str, ...] = ()  # lock-name prefixes (the registry's) whose lines matter
 
     def table(self, name: str) -> SeedTable:
         for table in self.tables:
@@ -474,7 +480,7 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         value,
         where,
         {"id", "title", "source", "study", "workloads", "match_keys", "published_noise", "variants", "table", "claim"},
-        {"note"},
+        {"note", "evidence", "locks"},
     )
     seed_id = _string(data["id"], where / "id", SEED_ID)
     source = _string(data["source"], where / "source")
@@ -511,6 +517,8 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         tables=tables,
         claims=claims,
         note=_string(data["note"], where / "note") if "note" in data else "",
+        evidence=_names(data["evidence"], where / "evidence") if "evidence" in data else (),
+        locks=tuple(_string(item, at) for at, item in _each(data["locks"], where / "locks")) if "locks" in data else (),
     )
     _check_variants(seed, where)
     for i, claim in enumerate(claims):

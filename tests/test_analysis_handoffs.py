@@ -81,3 +81,18 @@ def test_the_slope_is_taken_between_the_largest_sizes() -> None:
     row = handoffs.bound_table(frame).iloc[0]
     assert row["slope_sizes"] == "4 8" and row["verdict"] == "agrees"
     assert row["per_handoff"] == "7.0 16.0 16.5"  # every size is shown
+
+
+def test_another_per_handoff_column_is_judged_when_named() -> None:
+    """The bench lock's own line (the per-lock table's column) against the same bounds."""
+    line = "home_requests_per_handoff"
+    rows = [
+        {"machine": "altix-numa", "variant": variant, "cpus": cpus, "nodes": cpus // 2, "testcase": "kbench", "handoffs": 50.0,
+         line: value, METRIC: 1000.0 * cpus}  # the whole-ROI column grows: it must not be the one judged
+        for variant, values in (("qspinlock", {4: 7.3, 8: 7.0}), ("ticket", {4: 16.3, 8: 36.4}))
+        for cpus, value in values.items()
+    ]  # fmt: skip
+    frame = handoffs.bound_table(pd.DataFrame(rows), metric=line).set_index("variant")
+    assert frame.loc["qspinlock", "verdict"] == "agrees" and frame.loc["ticket", "verdict"] == "agrees"
+    assert frame.loc["ticket", "per_handoff"] == "16.3 36.4"
+    assert handoffs.bound_table(pd.DataFrame(rows)).set_index("variant").loc["qspinlock", "verdict"] == "disagrees"

@@ -60,3 +60,35 @@ def test_a_missing_results_folder_is_a_clear_error(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode != 0 and "no results of campaign machines" in result.stderr
+
+
+def report_with_discussion(tmp_path: Path, discussion: str) -> subprocess.CompletedProcess:
+    campaign = tmp_path / "machines.toml"
+    campaign.write_text(CAMPAIGN.read_text())
+    (tmp_path / "machines.discussion.toml").write_text(discussion)
+    return subprocess.run(
+        [str(ROOT / "run.sh"), "report", str(campaign), "--results", str(FIXTURES), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> None:
+    if not any(FIXTURES.glob("*/stats.txt")):
+        pytest.skip("no real gem5 fixtures")
+    result = report_with_discussion(tmp_path, (
+        '[[seed]]\nid = "004"\nwritten_for = 0\ntext = "The lockref line moved less."\n'
+        '[[seed]]\nid = "002"\nwritten_for = 5\ntext = "HBO kept the lock on its node."\n'
+    ))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    current = markdown.split("Seed 004: our reading", 1)[1]
+    assert current.split("\n#", 1)[0].strip() == "The lockref line moved less."  # no run of lockref, written for none
+    stale = markdown.split("Seed 002: our reading", 1)[1].split("\n#", 1)[0]
+    assert "Written when 5 run(s) of this study had finished; these results hold 0" in stale
+    assert "HBO kept the lock on its node." in stale
+
+
+def test_a_broken_discussion_is_a_clear_error(tmp_path: Path) -> None:
+    result = report_with_discussion(tmp_path, '[[seed]]\nid = "042"\nwritten_for = 1\ntext = "x"\n')
+    assert result.returncode != 0
+    assert "machines.discussion.toml: seed[0].id: '042' is not a seed" in result.stderr, result.stderr

@@ -1,0 +1,97 @@
+"""What moved where: the coherence traffic behind each seed's claim, from our runs.
+
+A seed's claim is about throughput; its explanation is in the traffic.
+For each seed, analysis/data/seeds.toml names the metric columns that
+carry the explanation (`evidence`, e.g. ownership requests per operation
+for false sharing on a bus) and the registry's locks whose cache lines
+matter (`locks`, name prefixes such as "dentry:"). This module turns our
+runs of the seed's study into two tables:
+
+- `configuration_table`: one row per configuration of the study (the
+  seed's variant name, our kernel build and boot arguments, workload,
+  size), with the number of runs, `ops_per_sim_s` and each evidence
+  metric, the mean over repeats;
+- `lock_table`: for traced runs, one row per configuration and lock line
+  of the seed: invalidations, forwards and home-bank requests on the
+  lock's line per operation of the workload, and the requests for other
+  data on that line (false sharing).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.seed_comparison import OUR_METRIC, study_rows
+from analysis.seeds import Seed
+
+NO_VARIANT = "-"  # a run of ours that stands for none of the seed's variants (an extra point)
+CONFIGURATION = ["seed_variant", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies"]
+LOCK_COUNTS = ["invalidations", "forwards", "home_requests"]
+
+
+class EvidenceError(ValueError):
+    """seeds.toml names evidence our metrics table does not have."""
+
+
+def seed_variant(kernel_build: str, boot_args: str, seed: Seed) -> str:
+    """The seed's name for the configuration a run of ours stands for, or NO_VARIANT."""
+    args = boot_args.split()
+    for name, variant in seed.variants.items():
+        if variant.kernel_build and variant.kernel_build != kernel_build:
+            continue
+        if variant.boot and variant.boot not in args:
+            continue
+        if variant.kernel_build or variant.boot:
+            return name
+    return NO_VARIANT
+
+
+def _labelled(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
+    rows = study_rows(table, seed).copy()
+    rows["boot_args"] = rows["boot_args"].fillna("")
+    rows["seed_variant"] = [seed_variant(str(k), str(b), seed) for k, b in zip(rows["kernel_build"], rows["boot_args"])]
+    return rows
+
+
+def configuration_table(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
+    """Per configuration of the seed's study: runs, throughput and the evidence metrics (means)."""
+    missing = [name for name in seed.evidence if name not in table.columns]
+    if missing and not table.empty:
+        raise EvidenceError(
+            f"analysis/data/seeds.toml: seed {seed.id}: evidence {missing} is not a column of the metrics table "
+            "(analysis/data/metrics.toml names them; per-operation columns end in _per_op)"
+        )
+    rows = _labelled(table, seed)
+    columns = CONFIGURATION + ["runs", OUR_METRIC, *seed.evidence]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    values = [OUR_METRIC, *seed.evidence]
+    grouped = rows.groupby(CONFIGURATION, dropna=False)
+    out = grouped[values].mean().reset_index()
+    out.insert(len(CONFIGURATION), "runs", grouped["run_id"].nunique().to_numpy())
+    return out[columns].sort_values(["testcase", "cpus", "nodes", "seed_variant", "boot_args"]).reset_index(drop=True)
+
+
+def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
+    """Per configuration and lock of the seed (traced runs): traffic on the lock's line per operation."""
+    columns = ["seed_variant", "boot_args", "testcase", "nodes", "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS), "requests_other_on_line"]
+    if not seed.locks or lock_summary.empty:
+        return pd.DataFrame(columns=columns)
+    rows = _labelled(table, seed)
+    ops = rows.groupby("run_id", as_index=False).agg(ops=("ops", "sum"), seed_variant=("seed_variant", "first"),
+                                                     boot_args=("boot_args", "first"), testcase=("testcase", "first"),
+                                                     nodes=("nodes", "first"))  # fmt: skip
+    locks = lock_summary[lock_summary["lock"].str.startswith(seed.locks)][["run_id", "lock", *LOCK_COUNTS, "requests_other_on_line"]]
+    joined = locks.merge(ops, on="run_id", how="inner")
+    joined = joined[joined["ops"] > 0]
+    if joined.empty:
+        return pd.DataFrame(columns=columns)
+    # Dynamic locks carry the process id in their name ("mm:171 mmap_lock"): one lock per run.
+    joined["lock"] = joined["lock"].str.replace(r":\d+ ", ":<pid> ", regex=True)
+    for count in LOCK_COUNTS:
+        joined[f"{count}_per_op"] = joined[count] / joined["ops"]
+    keys = ["seed_variant", "boot_args", "testcase", "nodes", "lock"]
+    grouped = joined.groupby(keys)
+    out = grouped[[f"{c}_per_op" for c in LOCK_COUNTS] + ["requests_other_on_line"]].mean().reset_index()
+    out.insert(len(keys), "runs", grouped["run_id"].nunique().to_numpy())
+    return out[columns].sort_values(["testcase", "nodes", "lock", "seed_variant"]).reset_index(drop=True)
