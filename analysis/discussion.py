@@ -17,9 +17,10 @@ tables. Errors name the file and the field.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from lockstudy.files import read_toml
 
 SUFFIX = ".discussion.toml"
 FIELDS = {"id", "written_for", "text"}
@@ -51,10 +52,7 @@ def load(path: Path, seed_ids: set[str]) -> dict[str, Discussion]:
     """The discussions of a file by seed id; {} when the file does not exist."""
     if not path.exists():
         return {}
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise DiscussionError(f"{path}: not TOML: {exc}") from None
+    data = read_toml(path, DiscussionError)
     unknown = sorted(set(data) - {"seed"})
     if unknown:
         raise DiscussionError(f"{path}: unknown top-level field(s) {unknown} (only [[seed]] tables)")

@@ -12,12 +12,13 @@ the bound drawn through each variant's smallest measured size.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
+
+from lockstudy.files import read_toml
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "bounds.toml"
 ORDERS = ("1", "N")
@@ -47,10 +48,7 @@ class Bounds:
 
 @lru_cache(maxsize=None)
 def load_bounds(path: Path = DATA_FILE) -> Bounds:
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise BoundsError(f"{path}: not TOML: {exc}") from None
+    data = read_toml(path, BoundsError)
     agreement = data.get("agreement")
     if not isinstance(agreement, dict):
         raise BoundsError(f"{path}: agreement: missing table")

@@ -27,7 +27,6 @@ attributed with the union of their registries.
 
 from __future__ import annotations
 
-import tomllib
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +36,7 @@ import pandas as pd
 
 from analysis.protocol_trace import TracedLock, attribute_trace
 from analysis.runs import Results, RunStats
-from lockstudy.files import typed_field
+from lockstudy.files import read_toml, typed_field
 
 TRACE_FILE = "roi.trace.gz"
 SYSTEM_MAP = "System.map"  # next to the kernel build's vmlinux (lockstudy/kernel/build.py)
@@ -55,7 +54,7 @@ class StaticLocksError(ValueError):
 
 @lru_cache(maxsize=None)
 def load_static_locks(path: Path = STATIC_LOCKS_FILE) -> dict[str, Any]:
-    data = tomllib.loads(path.read_text())
+    data = read_toml(path, StaticLocksError)
     for key, kind in (("kernel_image_base", int), ("check_registry_lock", str), ("check_symbol", str)):
         typed_field(data, key, kind, str(path), error=StaticLocksError)
     for index, entry in enumerate(typed_field(data, "lock", list, str(path), error=StaticLocksError)):

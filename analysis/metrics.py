@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import tomllib
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.runs import CAMPAIGN_OUT, Results, RunStats
+from lockstudy.files import read_toml, typed_field
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "metrics.toml"
 HIERARCHIES = ("classic", "ruby")
@@ -79,12 +79,7 @@ class MetricRules:
 
 
 def _field(entry: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    if key not in entry:
-        raise MetricsError(f"{where}.{key}: missing")
-    value = entry[key]
-    if not isinstance(value, kind):
-        raise MetricsError(f"{where}.{key}: {value!r} is not a {kind.__name__}")
-    return value
+    return typed_field(entry, key, kind, where, error=MetricsError)
 
 
 def _regex(text: str, where: str) -> re.Pattern[str]:
@@ -96,10 +91,7 @@ def _regex(text: str, where: str) -> re.Pattern[str]:
 
 @lru_cache(maxsize=None)
 def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise MetricsError(f"{path}: not TOML: {exc}") from None
+    data = read_toml(path, MetricsError)
     rules: list[MetricRule] = []
     for index, entry in enumerate(data.get("metric", [])):
         where = f"{path}: metric[{index}]"

@@ -132,6 +132,16 @@ def _slant_if_long(ax: Axes, labels: Sequence[str]) -> None:
             tick.set_horizontalalignment("right")
 
 
+def _label_bar_axes(ax: Axes, positions: list[int], labels: list[str], *, xlabel: str, ylabel: str, title: str) -> None:
+    """A bar chart's category ticks (slanted when long), axis labels, title and value grid."""
+    ax.set_xticks(positions, labels)
+    _slant_if_long(ax, labels)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=GRID_ALPHA)
+
+
 def _save(figure: MplFigure, path_stem: Path | str, title: str, alt: str) -> Figure:
     stem = Path(path_stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -249,12 +259,7 @@ def stacked_bars(
         ax.bar(positions, heights, BAR_WIDTH, bottom=bottom, label=str(part))
         bottom = [b + h for b, h in zip(bottom, heights)]
     labels = [str(c) for c in categories]
-    ax.set_xticks(positions, labels)
-    _slant_if_long(ax, labels)
-    ax.set_xlabel(category)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, axis="y", alpha=GRID_ALPHA)
+    _label_bar_axes(ax, positions, labels, xlabel=category, ylabel=ylabel, title=title)
     ax.legend(title=stack)
 
     alt = (
@@ -326,12 +331,7 @@ def _ratio_bars(ratios: pd.DataFrame, key: str, ylabel: str, title: str, path_st
         ax.bar([p + offset for p in positions], heights, width, label=label)
     labels = [_label(k) for k in ratios[key]]
     ax.axhline(1.0, color=REFERENCE_COLOUR, linewidth=BASELINE_WIDTH, linestyle=REFERENCE_LINESTYLE)
-    ax.set_xticks(positions, labels)
-    _slant_if_long(ax, labels)
-    ax.set_xlabel(key)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, axis="y", alpha=GRID_ALPHA)
+    _label_bar_axes(ax, positions, labels, xlabel=key, ylabel=ylabel, title=title)
     ax.legend()
 
     alt = f"Grouped bar chart: {ylabel}, published next to ours, for {key} {', '.join(labels)}."

@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
+
+from lockstudy.files import read_toml
 
 if TYPE_CHECKING:  # pandas is imported only by published_frame()
     import pandas as pd
@@ -564,13 +565,7 @@ def _check_claim(seed: Seed, claim: Claim, where: _Where, agreement: Agreement) 
 def load_seed_file(path: Path = DEFAULT) -> SeedFile:
     """The whole file, validated; raises SeedsError naming file, field and reason."""
     path = Path(path)
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise SeedsError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise SeedsError(f"{path}: not valid TOML: {exc}") from exc
+    data = read_toml(path, SeedsError)
     root = _Where(path)
     data = _table(data, _Where(path, "(top level)"), {"agreement", "seed"})
     agreement = _agreement(data["agreement"], root / "agreement")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lockstudy import gem5 as gem5_finder
-from lockstudy.campaign.gem5_backend import RUN_SCRIPT
+from lockstudy.campaign.gem5_backend import run_script_argv
 from lockstudy.campaign.machines import machine_module
 from lockstudy.console import error, step
 from lockstudy.kernel.build import kernel_output_dir
@@ -29,7 +29,7 @@ TICKS_PER_MS = 10**9  # gem5 ticks are picoseconds
 
 def run_py(gem5: gem5_finder.Gem5Info, outdir: Path, args: list[str]) -> dict[str, Any]:
     """One run.py run; its result.json (raises if gem5 wrote none or it failed)."""
-    argv = [str(gem5.path), "-d", str(outdir / "m5out"), str(RUN_SCRIPT), *args, "--outdir", str(outdir)]
+    argv = run_script_argv(gem5, outdir, args)
     outdir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with open(outdir / "gem5.log", "wb") as log:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -73,6 +74,17 @@ class DataFileError(ValueError):
 
 
 _REQUIRED = object()
+
+
+def read_toml(path: Path, error: type[Exception] = DataFileError) -> dict[str, Any]:
+    """A TOML file's tables; `error` names the file when it cannot be read or is not TOML."""
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: not valid TOML: {exc}") from None
 
 
 def typed_field(

@@ -121,7 +121,7 @@ def write_rules(tmp_path: Path, old: str, new: str) -> Path:
     [
         ('hierarchy = "classic"', 'hierarchy = "mesh"', r"metric\[0\]\.hierarchy: 'mesh' is not one of"),
         ("sub = 'samples'\ncombine = \"sum\"", "sub = 'samples'\ncombine = \"max\"", r"metric\[0\]\.combine: 'max' is not one of"),
-        ("combine = \"sum\"\nrequired = true", "combine = \"sum\"\nrequired = \"yes\"", r"metric\[0\]\.required: 'yes' is not a bool"),
+        ("combine = \"sum\"\nrequired = true", "combine = \"sum\"\nrequired = \"yes\"", r"metric\[0\]\.required: expected bool, got 'yes'"),
         ("coherence_requests = [", 'coherence_requests = ["nonsense", ', r"derived\.coherence_requests: \['nonsense'\]"),
     ],
 )

@@ -115,7 +115,7 @@ def test_a_discussion_is_read_and_knows_when_it_is_stale(tmp_path: Path) -> None
         ('[[seed]]\nid = "004"\nwritten_for = 1\n', r"seed\[0\]: missing \['text'\]"),
         ('[[seed]]\nid = "004"\nwritten_for = 1\ntext = "x"\nwriten = 2\n', r"unknown field\(s\) \['writen'\]"),
         ('[[seed]]\nid = "004"\nwritten_for = 1\ntext = "x"\n[[seed]]\nid = "004"\nwritten_for = 1\ntext = "y"\n', r"seed\[1\].id: seed 004 is discussed twice"),
-        ("seed = 3\n[x", r"not TOML"),
+        ("seed = 3\n[x", r"not valid TOML"),
     ],
 )
 def test_a_broken_discussion_names_file_and_field(tmp_path: Path, text: str, message: str) -> None:

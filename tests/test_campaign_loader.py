@@ -193,3 +193,13 @@ def test_a_campaign_runs_in_chunks_of_studies() -> None:
     assert {s.study for s in only.runs} == {"kbench-bus", "lockref-8nodes"}
     with pytest.raises(CampaignError, match=r"no study 'nonsense' \(studies: "):
         select_studies(campaign, ["nonsense"], [])
+
+
+def test_gem5_runs_and_the_gem5_bench_share_one_command_shape(tmp_path: Path) -> None:
+    from lockstudy.campaign.gem5_backend import RUN_SCRIPT, run_script_argv
+    from lockstudy.gem5 import Gem5Info
+
+    gem5 = Gem5Info(Path("/opt/gem5.opt"), "24.0.0.1", {})
+    argv = run_script_argv(gem5, tmp_path / "out", ["--machine", "piii-smp", "--cpus", "2"])
+    assert argv == ["/opt/gem5.opt", "-d", str(tmp_path / "out" / "m5out"), str(RUN_SCRIPT),
+                    "--machine", "piii-smp", "--cpus", "2", "--outdir", str(tmp_path / "out")]  # fmt: skip

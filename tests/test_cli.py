@@ -161,3 +161,23 @@ def test_data_file_fields_are_typed_and_named(tmp_path) -> None:
     settings.write_text(qemu.SETTINGS_FILE.read_text().replace('cpu = "host"', "cpu = 3"))
     with pytest.raises(qemu.QemuError, match=r"qemu\.toml\.kvm\.cpu: expected str, got 3"):
         qemu.load_settings(settings)
+
+
+def test_data_files_that_are_not_toml_are_named(tmp_path) -> None:
+    from analysis.handoffs import BoundsError, load_bounds
+    from analysis.locks import StaticLocksError, load_static_locks
+    from lockstudy.files import DataFileError, read_toml
+
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[agreement\nmetric = 1\n")
+    with pytest.raises(DataFileError, match=rf"^{broken}: not valid TOML: "):
+        read_toml(broken)
+    with pytest.raises(DataFileError, match=rf"^{tmp_path / 'none.toml'}: cannot read: No such file"):
+        read_toml(tmp_path / "none.toml")
+    with pytest.raises(BoundsError, match=rf"^{broken}: not valid TOML"):
+        load_bounds(broken)
+    with pytest.raises(StaticLocksError, match=rf"^{broken}: not valid TOML"):
+        load_static_locks(broken)
+    good = tmp_path / "good.toml"
+    good.write_text("[a]\nb = 2\n")
+    assert read_toml(good) == {"a": {"b": 2}}

@@ -36,27 +36,19 @@ def checkpoint_identity(spec: RunSpec, gem5: gem5_finder.Gem5Info) -> dict[str, 
     }
 
 
+def run_script_argv(gem5: gem5_finder.Gem5Info, outdir: Path, options: list[str]) -> list[str]:
+    """gem5 running gem5-configs/run.py with `options`, its outputs (and gem5's m5out) in `outdir`."""
+    return [str(gem5.path), "-d", str(outdir / "m5out"), str(RUN_SCRIPT), *options, "--outdir", str(outdir)]
+
+
 def gem5_argv(gem5: gem5_finder.Gem5Info, spec: RunSpec, outdir: Path) -> list[str]:
-    return [
-        str(gem5.path),
-        "-d",
-        str(outdir / "m5out"),
-        str(RUN_SCRIPT),
-        "--machine",
-        spec.machine,
-        f"--{spec.size_unit}",
-        str(spec.size),
-        "--kernel",
-        str(artifacts.kernel(spec.kernel_build, "vmlinux").path),
-        "--image",
-        str(artifacts.disk_image().path),
-        "--boot",
-        " ".join(spec.boot),
-        "--cpu",
-        spec.cpu_model,
-        "--outdir",
-        str(outdir),
-    ]
+    return run_script_argv(gem5, outdir, [
+        "--machine", spec.machine, f"--{spec.size_unit}", str(spec.size),
+        "--kernel", str(artifacts.kernel(spec.kernel_build, "vmlinux").path),
+        "--image", str(artifacts.disk_image().path),
+        "--boot", " ".join(spec.boot),
+        "--cpu", spec.cpu_model,
+    ])  # fmt: skip
 
 
 @register("gem5")
