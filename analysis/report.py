@@ -50,7 +50,7 @@ def mean_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     return frame.groupby(keys, as_index=False)[value].mean()
 
 
-def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path) -> Section:
+def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path, written: discussion.Discussion | None = None) -> Section:
     section = Section("Coherence messages per lock hand-off")
     rows = kbench_rows(table)
     if rows.empty:
@@ -75,6 +75,9 @@ def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path) -> Sect
         )  # fmt: skip
         section.figures.append(figure)
     section.tables.append(Table("Measured order against the bound, per machine and variant", bound))
+    reading = reading_section("Hand-offs: our reading", written, rows["run_id"].nunique())
+    if reading is not None:
+        section.subsections.append(reading)
     return section
 
 
@@ -208,12 +211,12 @@ def evidence_section(table: pd.DataFrame, lock_summary: pd.DataFrame, seed: seed
     return section
 
 
-def discussion_section(seed: seeds.Seed, discussions: dict[str, discussion.Discussion], finished_runs: int) -> Section | None:
-    written = discussions.get(seed.id)
+def reading_section(title: str, written: discussion.Discussion | None, finished_runs: int) -> Section | None:
+    """Our written reading (<campaign>.discussion.toml), flagged when written for other results."""
     if written is None:
         return None
     stale = written.staleness(finished_runs)
-    return Section(f"Seed {seed.id}: our reading", [f"**{stale}**"] * bool(stale) + list(written.paragraphs))
+    return Section(title, [f"**{stale}**"] * bool(stale) + list(written.paragraphs))
 
 
 def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion]) -> Section:
@@ -243,7 +246,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
             frame = seeds.published_frame(seed, published.name)
             sub.tables.append(Table(f"Seed {seed.id}, published: {published.caption} (seed lines {published.lines[0]}-{published.lines[1]})", frame))
         finished = seed_comparison.study_rows(table, seed)["run_id"].nunique() if not table.empty else 0
-        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), discussion_section(seed, discussions, finished)])
+        reading = reading_section(f"Seed {seed.id}: our reading", discussions.get(seed.id), finished)
+        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), reading])
         section.subsections.append(sub)
     return section
 
@@ -299,10 +303,10 @@ def campaign_header(campaign: Path) -> list[str]:
 def build_report(results: Results, results_dir: Path, out: Path, title: str, campaign: Path | None = None) -> tuple[Report, dict[str, pd.DataFrame]]:
     table = metrics_table(results)
     bound = handoffs.bound_table(table)
-    sections = [handoff_section(table, bound, out), throughput_section(table, out), numa_section(table, out)]
+    discussions = campaign_discussions(campaign) if campaign is not None else {}
+    sections = [handoff_section(table, bound, out, discussions.get(discussion.HANDOFFS)), throughput_section(table, out), numa_section(table, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
-    discussions = campaign_discussions(campaign) if campaign is not None else {}
     sections.append(seeds_section(table, lock_summary, out, discussions))
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [

@@ -76,8 +76,9 @@ def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> 
     if not any(FIXTURES.glob("*/stats.txt")):
         pytest.skip("no real gem5 fixtures")
     result = report_with_discussion(tmp_path, (
-        '[[seed]]\nid = "004"\nwritten_for = 0\ntext = "The lockref line moved less."\n'
-        '[[seed]]\nid = "002"\nwritten_for = 5\ntext = "HBO kept the lock on its node."\n'
+        '[[reading]]\nabout = "004"\nwritten_for = 0\ntext = "The lockref line moved less."\n'
+        '[[reading]]\nabout = "002"\nwritten_for = 5\ntext = "HBO kept the lock on its node."\n'
+        '[[reading]]\nabout = "handoffs"\nwritten_for = 2\ntext = "Two kbench ROIs, read as such."\n'
     ))  # fmt: skip
     assert result.returncode == 0, result.stderr
     markdown = (tmp_path / "out" / "report.md").read_text()
@@ -86,9 +87,11 @@ def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> 
     stale = markdown.split("Seed 002: our reading", 1)[1].split("\n#", 1)[0]
     assert "Written when 5 run(s) of this study had finished; these results hold 0" in stale
     assert "HBO kept the lock on its node." in stale
+    kbench = markdown.split("Hand-offs: our reading", 1)[1].split("\n#", 1)[0]
+    assert kbench.strip() == "Two kbench ROIs, read as such."  # the fixtures' 2 kbench runs: current
 
 
 def test_a_broken_discussion_is_a_clear_error(tmp_path: Path) -> None:
-    result = report_with_discussion(tmp_path, '[[seed]]\nid = "042"\nwritten_for = 1\ntext = "x"\n')
+    result = report_with_discussion(tmp_path, '[[reading]]\nabout = "042"\nwritten_for = 1\ntext = "x"\n')
     assert result.returncode != 0
-    assert "machines.discussion.toml: seed[0].id: '042' is not a seed" in result.stderr, result.stderr
+    assert "machines.discussion.toml: reading[0].about: '042' is neither a seed" in result.stderr, result.stderr

@@ -97,9 +97,13 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_discussion_is_read_and_knows_when_it_is_stale(tmp_path: Path) -> None:
-    path = write(tmp_path, '[[seed]]\nid = "004"\nwritten_for = 8\ntext = """\nFirst\nparagraph.\n\nSecond."""\n')
+    path = write(tmp_path, (
+        '[[reading]]\nabout = "004"\nwritten_for = 8\ntext = """\nFirst\nparagraph.\n\nSecond."""\n'
+        '[[reading]]\nabout = "handoffs"\nwritten_for = 30\ntext = "Queue locks stay flat."\n'
+    ))  # fmt: skip
     found = discussion.load(path, SEED_IDS)
     assert found["004"].paragraphs == ("First paragraph.", "Second.")
+    assert found[discussion.HANDOFFS].paragraphs == ("Queue locks stay flat.",)
     assert found["004"].staleness(8) == ""
     assert "Written when 8 run(s)" in found["004"].staleness(10) and "hold 10" in found["004"].staleness(10)
     assert discussion.load(tmp_path / "none.toml", SEED_IDS) == {}
@@ -109,13 +113,14 @@ def test_a_discussion_is_read_and_knows_when_it_is_stale(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[seed]]\nid = "009"\nwritten_for = 1\ntext = "x"\n', r"seed\[0\].id: '009' is not a seed"),
-        ('[[seed]]\nid = "004"\nwritten_for = -1\ntext = "x"\n', r"seed\[0\].written_for: must be a count"),
-        ('[[seed]]\nid = "004"\nwritten_for = 1\ntext = " "\n', r"seed\[0\].text: must be non-empty"),
-        ('[[seed]]\nid = "004"\nwritten_for = 1\n', r"seed\[0\]: missing \['text'\]"),
-        ('[[seed]]\nid = "004"\nwritten_for = 1\ntext = "x"\nwriten = 2\n', r"unknown field\(s\) \['writen'\]"),
-        ('[[seed]]\nid = "004"\nwritten_for = 1\ntext = "x"\n[[seed]]\nid = "004"\nwritten_for = 1\ntext = "y"\n', r"seed\[1\].id: seed 004 is discussed twice"),
-        ("seed = 3\n[x", r"not valid TOML"),
+        ('[[reading]]\nabout = "009"\nwritten_for = 1\ntext = "x"\n', r"reading\[0\].about: '009' is neither a seed"),
+        ('[[reading]]\nabout = "004"\nwritten_for = -1\ntext = "x"\n', r"reading\[0\].written_for: must be a count"),
+        ('[[reading]]\nabout = "004"\nwritten_for = 1\ntext = " "\n', r"reading\[0\].text: must be non-empty"),
+        ('[[reading]]\nabout = "004"\nwritten_for = 1\n', r"reading\[0\]: missing \['text'\]"),
+        ('[[reading]]\nabout = "004"\nwritten_for = 1\ntext = "x"\nwriten = 2\n', r"unknown field\(s\) \['writen'\]"),
+        ('[[reading]]\nabout = "004"\nwritten_for = 1\ntext = "x"\n[[reading]]\nabout = "004"\nwritten_for = 1\ntext = "y"\n', r"reading\[1\].about: 004 has two readings"),
+        ('[[seed]]\nid = "004"\n', r"unknown top-level field\(s\) \['seed'\]"),
+        ("reading = 3\n[x", r"not valid TOML"),
     ],
 )
 def test_a_broken_discussion_names_file_and_field(tmp_path: Path, text: str, message: str) -> None:
