@@ -23,6 +23,8 @@ from lockstudy.files import read_toml
 DATA_FILE = Path(__file__).resolve().parent / "data" / "bounds.toml"
 ORDERS = ("1", "N")
 KBENCH = "kbench"
+ACQUISITIONS = "acquisitions"  # the guest's count of the bench lock's acquisitions
+HANDOFF_SHARE = "handoffs_per_acquisition"
 
 
 class BoundsError(ValueError):
@@ -89,7 +91,15 @@ def contended(table: pd.DataFrame, bounds: Bounds, metric: str | None = None) ->
     metric = metric or bounds.metric
     rows = table[(table["testcase"] == KBENCH) & (table["cpus"] - 1 >= bounds.min_waiters) & (table["handoffs"] > 0)]
     rows = rows.assign(waiters=rows["cpus"] - 1)
-    return rows.groupby(["machine", "variant", "cpus", "nodes", "waiters"], as_index=False)[metric].mean()
+    keys = ["machine", "variant", "cpus", "nodes", "waiters"]
+    points = rows.groupby(keys, as_index=False)[metric].mean()
+    if ACQUISITIONS in rows:
+        # The share of acquisitions that passed the lock to another CPU: when
+        # the releasing CPU mostly takes the lock again, few hand-offs carry
+        # all the waiters' traffic and a per-hand-off count measures that.
+        sums = rows.groupby(keys, as_index=False)[["handoffs", ACQUISITIONS]].sum()
+        points[HANDOFF_SHARE] = (sums["handoffs"] / sums[ACQUISITIONS]).to_numpy()
+    return points
 
 
 def bound_table(table: pd.DataFrame, bounds: Bounds | None = None, metric: str | None = None) -> pd.DataFrame:
@@ -119,6 +129,7 @@ def bound_table(table: pd.DataFrame, bounds: Bounds | None = None, metric: str |
             "variant": variant,
             "sizes": " ".join(f"{int(c)}" for c in group["cpus"]),
             "per_handoff": " ".join(f"{v:.1f}" for v in group[metric]),
+            **({HANDOFF_SHARE: " ".join(f"{v:.2f}" for v in group[HANDOFF_SHARE])} if HANDOFF_SHARE in group else {}),
             "slope_sizes": " ".join(f"{int(c)}" for c in largest["cpus"]),
             "slope_per_waiter": measured_slope,
             "expected_order": f"O({bound.order})" if bound else "",

@@ -63,7 +63,10 @@ def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path, written
         "Dashed: the analytical order drawn through each variant's smallest size (analysis/data/bounds.toml, "
         "with sources). A variant agrees when the measured slope against the waiters, between the "
         f"{bounds.asymptotic_sizes} largest sizes (the orders are asymptotic), shows the same order: "
-        f"O(N) at {bounds.slope_per_waiter} request per extra waiter or more, O(1) below."
+        f"O(N) at {bounds.slope_per_waiter} request per extra waiter or more, O(1) below. "
+        "`handoffs_per_acquisition` is the share of acquisitions that passed the lock to another CPU: where "
+        "it is small the releasing CPU mostly took the lock again, and the few hand-offs carry all the "
+        "waiters' traffic, so the per-hand-off count grows without the protocol costing more per hand-off."
     )
     for machine, group in rows.groupby("machine"):
         points = mean_by(group, ["variant", "cpus"], bounds.metric)

@@ -96,3 +96,13 @@ def test_another_per_handoff_column_is_judged_when_named() -> None:
     assert frame.loc["qspinlock", "verdict"] == "agrees" and frame.loc["ticket", "verdict"] == "agrees"
     assert frame.loc["ticket", "per_handoff"] == "16.3 36.4"
     assert handoffs.bound_table(pd.DataFrame(rows)).set_index("variant").loc["qspinlock", "verdict"] == "disagrees"
+
+
+def test_the_share_of_acquisitions_that_were_hand_offs_is_shown() -> None:
+    """A lock the releasing CPU mostly takes again (test-and-set on NUMA) is visible as such."""
+    rows = table(kbench("tas", {4: 30.0, 8: 5000.0}))
+    rows["acquisitions"] = [100.0, 40000.0]
+    rows["handoffs"] = [99.0, 80.0]
+    row = handoffs.bound_table(rows).iloc[0]
+    assert row["handoffs_per_acquisition"] == "0.99 0.00"
+    assert "handoffs_per_acquisition" not in handoffs.bound_table(table(kbench("tas", {4: 30.0, 8: 50.0}))).columns
