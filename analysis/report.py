@@ -236,6 +236,9 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
     for seed in seed_file.seeds:
         sub = Section(f"Seed {seed.id}: {seed.title}")
         sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
+        if seed.compare_on:
+            sizes = ", ".join(f"{key} = {value}" for key, value in seed.compare_on.items())
+            sub.paragraphs.append(f"The claims are compared on our runs with {sizes} only (seeds.toml `compare_on`: the seed's own setting).")
         claims = seed_comparison.comparison_table(table, seed, tolerance)
         sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", claims))
         judged = claims[claims["ours_ratio"].notna()]

@@ -93,5 +93,7 @@ def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, t
 
 def comparison_table(table: pd.DataFrame, seed: Seed, tolerance: float) -> pd.DataFrame:
     rows = study_rows(table, seed)
+    for key, value in seed.compare_on.items():  # the seed's own setting (its one busy CPU)
+        rows = rows[rows[SIZE_KEYS[key]] == value]
     out = [compare_claim(rows, seed, claim, workload.name, tolerance) for claim in seed.claims for workload in seed.workloads]
     return pd.DataFrame(out)

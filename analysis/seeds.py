@@ -17,7 +17,9 @@ File format (the data file's header says the same with examples):
                evidence (metric columns shown per configuration of our
                study, analysis/seed_evidence.py), locks (lock-name
                prefixes of the registry whose lines are shown, traced
-               runs only)
+               runs only), compare_on (sizes every claim is compared at,
+               e.g. { cpus = 1 }: the seed's setting, not a key of its
+               tables)
     [seed.variants]  <name> = {seed_label, kernel_build?, boot?, note?}
     [[seed.table]]   name, caption, lines = [first, last], config, keys,
                      columns = [{name, metric, unit, better, config?,
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import math
 import re
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
@@ -52,6 +55,7 @@ DIRECTIONS = ("a_better", "b_better", "same")
 BETTER = ("higher", "lower")
 COLUMN_BETTER = BETTER + ("none",)  # a column may hold a quantity with no "better" (cpu %)
 VARIANT_KEY = "variant"  # the configuration key whose values [seed.variants] declares
+SIZE_KEYS = ("cpus", "nodes", "threads")  # configuration keys that are sizes of our runs
 SEED_ID = re.compile(r"^[0-9]{3}$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 # Comparisons at the edge of a band (0.999 against 1.0 with a 0.1% band)
@@ -184,6 +188,7 @@ class Seed:
     note: str
     evidence: tuple[str, ...] = ()  # metric columns of ours that explain the claim
     locks: tuple[str, ...] = ()  # lock-name prefixes (the registry's) whose lines matter
+    compare_on: Mapping[str, int] = dataclasses.field(default_factory=dict)  # sizes of ours every claim is compared at
 
     def table(self, name: str) -> SeedTable:
         for table in self.tables:
@@ -307,6 +312,19 @@ def _names(value: Any, where: _Where, allow_empty: bool = False) -> tuple[str, .
     if len(set(names)) != len(names):
         raise where.error(f"names repeat: {list(names)}")
     return names
+
+
+def _sizes(value: Any, where: _Where) -> dict[str, int]:
+    if not isinstance(value, dict) or not value:
+        raise where.error(f"must be a table of sizes, e.g. {{ cpus = 1 }}, not {value!r}")
+    sizes: dict[str, int] = {}
+    for key, item in value.items():
+        if key not in SIZE_KEYS:
+            raise (where / key).error(f"{key!r} is not one of {', '.join(SIZE_KEYS)}")
+        if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+            raise (where / key).error(f"must be a count >= 1, not {item!r}")
+        sizes[key] = item
+    return sizes
 
 
 def _fraction(value: Any, where: _Where) -> float:
@@ -481,7 +499,7 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         value,
         where,
         {"id", "title", "source", "study", "workloads", "match_keys", "published_noise", "variants", "table", "claim"},
-        {"note", "evidence", "locks"},
+        {"note", "evidence", "locks", "compare_on"},
     )
     seed_id = _string(data["id"], where / "id", SEED_ID)
     source = _string(data["source"], where / "source")
@@ -520,6 +538,7 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         note=_string(data["note"], where / "note") if "note" in data else "",
         evidence=_names(data["evidence"], where / "evidence") if "evidence" in data else (),
         locks=tuple(_string(item, at) for at, item in _each(data["locks"], where / "locks")) if "locks" in data else (),
+        compare_on=_sizes(data["compare_on"], where / "compare_on") if "compare_on" in data else {},
     )
     _check_variants(seed, where)
     for i, claim in enumerate(claims):

@@ -56,3 +56,23 @@ def test_the_up_kernel_stands_for_the_seeds_up_baseline() -> None:
     frame = seed_comparison.comparison_table(table, fdlock, 0.02)
     judged = frame[(frame["claim"].str.startswith("001-up-vs-smp-2.5")) & (frame["workload"] == "write1b")].iloc[0]
     assert (judged["ours"], judged["verdict"]) == ("a_better", "agrees")
+
+
+def test_a_seed_compared_on_one_size_ignores_the_others() -> None:
+    """Seed 001's numbers are of one busy CPU: its claims use our 1-CPU runs only."""
+    fdlock = SEEDS["001"]
+    assert fdlock.compare_on == {"cpus": 1}
+
+    def fd(build: str, boot: str, cpus: int, rate: float) -> dict:
+        return {"study": "fdlock", "boot_args": boot, "kernel_build": build, "nodes": 1, "cpus": cpus,
+                "copies": 2, "testcase": "dd1b", seed_comparison.OUR_METRIC: rate}  # fmt: skip
+
+    table = pd.DataFrame([
+        fd("smp", "lockstudy.fdlock=spinlock", 1, 105.0),
+        fd("smp", "lockstudy.fdlock=rwlock", 1, 100.0),
+        fd("smp", "lockstudy.fdlock=rwlock", 2, 900.0),  # a 2-CPU run: not the seed's setting
+    ])  # fmt: skip
+    frame = seed_comparison.comparison_table(table, fdlock, 0.02).set_index("claim")
+    headline = frame.loc["001-spinlock-vs-rwlock (headline)"]
+    headline = headline[headline["workload"] == "dd1b"].iloc[0] if isinstance(headline, pd.DataFrame) else headline
+    assert (headline["ours_a"], headline["ours_b"], headline["verdict"]) == (105.0, 100.0, "agrees")

@@ -408,3 +408,18 @@ def test_missing_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "absent.toml"
     with pytest.raises(SeedsError, match=rf"^{re.escape(str(path))}: cannot read"):
         load_seeds(path)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("{ sockets = 1 }", r"compare_on.sockets: 'sockets' is not one of cpus, nodes, threads"),
+    ("{ cpus = 0 }", r"compare_on.cpus: must be a count >= 1"),
+    ("3", r"compare_on: must be a table of sizes"),
+])  # fmt: skip
+def test_compare_on_must_name_sizes_of_ours(tmp_path, value: str, message: str) -> None:
+    from analysis.seeds import DEFAULT, SeedsError, load_seed_file
+
+    text = DEFAULT.read_text().replace("compare_on = { cpus = 1 }", f"compare_on = {value}")
+    path = tmp_path / "seeds.toml"
+    path.write_text(text)
+    with pytest.raises(SeedsError, match=message):
+        load_seed_file(path)
