@@ -138,3 +138,14 @@ def test_a_required_stat_that_is_absent_is_an_error_not_zero(tmp_path: Path) -> 
     path = write_rules(tmp_path, r"membus\.snoopFanout'", r"membus\.snoopFanoutMisspelt'")
     with pytest.raises(metrics.MetricsError, match=r"stats\.txt: dump 0: metric bus_requests: no stat matches"):
         metrics.run_rows(read_run(run_info(CLASSIC)), metrics.load_metric_rules(path))
+
+
+@pytest.mark.parametrize("folder", [CLASSIC, RUBY], ids=["classic", "ruby"])
+def test_instructions_are_the_cpus_committed_instructions_of_the_roi(folder: Path) -> None:
+    row = row_of(folder)
+    per_cpu = printed(folder, r"board\.processor\.\w+\.core\.commitStats0\.numInsts")
+    assert len(per_cpu) == row["cpus"]
+    assert row["instructions"] == sum(per_cpu) > 0
+    # simInsts counts since the simulation began, not since the ROI's start
+    assert printed(folder, "simInsts")[0] > row["instructions"]
+    assert row["instructions_per_op"] == pytest.approx(row["instructions"] / row["ops"])
