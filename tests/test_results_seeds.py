@@ -64,3 +64,15 @@ def test_the_html_renders_every_figure_and_table(markdown: str, tmp_path: Path) 
     assert census.tables == [f"tbl-{n}" for n in range(1, tables + 1)]
     assert all(census.svg_children.get(f"fig-{n}", 0) > 0 for n in range(1, figures + 1)), "an empty figure"
     assert census.body.get("data-figures") == str(figures) and census.body.get("data-tables") == str(tables)
+
+
+def test_every_seed_with_runs_has_its_traffic_and_a_current_reading(markdown: str) -> None:
+    """Each seed's claim comes with what moved where and our reading of it, written for these runs."""
+    from analysis.seeds import load_seeds
+
+    for seed in load_seeds():
+        if f"#### Seed {seed.id}: the traffic behind it" not in markdown:
+            continue  # no run of its study yet: its claims say "not run"
+        assert f"#### Seed {seed.id}: our reading" in markdown, f"seed {seed.id} has runs but no reading in campaigns/seeds.discussion.toml"
+    assert "### Hand-offs: our reading" in markdown
+    assert "Written when" not in markdown, "a reading was written for other results: update campaigns/seeds.discussion.toml"
