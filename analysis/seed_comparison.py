@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis.seeds import Claim, Seed, claim_direction
@@ -47,10 +48,8 @@ def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd
             variant = seed.variants.get(str(value))
             if variant is None:
                 return rows.iloc[0:0], f"variant {value!r} has no counterpart in seeds.toml"
-            if variant.kernel_build:
-                rows = rows[rows["kernel_build"] == variant.kernel_build]
-            if variant.boot:
-                rows = rows[rows["boot_args"].fillna("").str.split().apply(lambda args, b=variant.boot: b in args)]
+            stands = [variant.stands_for(str(k), str(b)) for k, b in zip(rows["kernel_build"], rows["boot_args"].fillna(""))]
+            rows = rows[np.array(stands, dtype=bool)]
         elif key == "kernel":
             rows = rows[(rows["kernel_build"] == UP_KERNEL) == (value == UP_KERNEL)]
         elif key in SIZE_KEYS:

@@ -35,13 +35,8 @@ class EvidenceError(ValueError):
 
 def seed_variant(kernel_build: str, boot_args: str, seed: Seed) -> str:
     """The seed's name for the configuration a run of ours stands for, or NO_VARIANT."""
-    args = boot_args.split()
     for name, variant in seed.variants.items():
-        if variant.kernel_build and variant.kernel_build != kernel_build:
-            continue
-        if variant.boot and variant.boot not in args:
-            continue
-        if variant.kernel_build or variant.boot:
+        if (variant.kernel_build or variant.boot) and variant.stands_for(kernel_build, boot_args):
             return name
     return NO_VARIANT
 

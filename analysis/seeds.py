@@ -86,6 +86,12 @@ class Variant:
     boot: str | None  # our boot argument that selects it
     note: str
 
+    def stands_for(self, kernel_build: str, boot_args: str) -> bool:
+        """Whether a run of ours (its kernel build and boot arguments) is this variant."""
+        if self.kernel_build and self.kernel_build != kernel_build:
+            return False
+        return not self.boot or self.boot in boot_args.split()
+
 
 @dataclass(frozen=True)
 class Workload:
