@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     record.write_text(json.dumps(provenance(args, runs, results.excluded, errors), indent=2, sort_keys=True) + "\n")
     renamed = sorted({name for name in table["renamed_from"].cat.categories if name})
     machines = table.groupby("machine", observed=True)["run_id"].nunique().to_dict()
-    print(f"runs: {len(runs)} read, {len(results.excluded)} excluded (failed), {len(errors)} unreadable")
+    print(f"runs: {len(runs)} read, {len(results.excluded)} excluded (failed, killed or still running), {len(errors)} unreadable")
     print(f"rows: {len(table):,} ({table['stat'].nunique():,} stats, {int(table.groupby('run_id', observed=True)['roi'].nunique().sum())} run x ROI dumps)")
     print(f"machines: {', '.join(f'{m} ({n} runs)' for m, n in machines.items()) or '-'}")
     if renamed:

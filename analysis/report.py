@@ -276,7 +276,7 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
     return {
         "host hours": f"{(run_seconds + boot_seconds) / 3600:.2f} ({boot_seconds / 3600:.2f} booting to checkpoints, {run_seconds / 3600:.2f} in restored runs)",
         "runs read": len(results.runs),
-        "runs left out (failed or not finished)": {info.run_id: info.reason for info in results.excluded} or "none",
+        "runs left out (failed or not finished)": {info.run_id: f"{info.status}: {info.reason}" for info in results.excluded} or "none",
         "runs": runs,
     }
 

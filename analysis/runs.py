@@ -7,7 +7,10 @@ Layouts (found by their result.json files):
 - a campaign (lockstudy/campaign/store.py): `runs/<run-id>/result.json`
   (the worker's: run_id, status, reason) with run.py's outputs in
   `runs/<run-id>/out/`. The run id is then the worker's run_id, and the
-  run counts only when both result.json files say "ok".
+  run counts only when both result.json files say "ok". A run whose
+  worker still holds `runs/<run-id>/lock` is reported as running, and one
+  whose worker left a claim.json but no result.json of its own as dead
+  (run.py's "failed until it finishes" would otherwise stand for both).
 A boot to a checkpoint (run.py --checkpoint-out, e.g. a campaign's
 `checkpoints/<key>/`) has no ROI and is not a run of the results.
 
@@ -33,11 +36,14 @@ import numpy as np
 from analysis.config_reader import ConfigError, MachineFacts, read_config
 from analysis.stat_rules import load_rules
 from analysis.stats_reader import SEPARATOR, Dump, StatsFileError, StatsReader, Vocabulary, default_vocabulary
+from lockstudy.files import flock_held
 
 STATS_FILE = "stats.txt"
 CONFIG_FILE = "config.json"
 RESULT_FILE = "result.json"
 CAMPAIGN_OUT = "out"  # lockstudy/campaign/store.py: runs/<run-id>/out/
+CAMPAIGN_LOCK = "lock"  # held (flock) by the worker while the run is live
+CAMPAIGN_CLAIM = "claim.json"  # who runs it: host, pid, attempt
 ANALYSIS_DIR = "analysis"
 OK = "ok"
 SINGLE_ELEMENT_SUBS = ("0", "total")
@@ -99,6 +105,13 @@ def discover_runs(results_dir: Path) -> list[RunInfo]:
             )
         elif "run_id" in data:
             workers[path.parent] = data
+    for folder, info in list(runs.items()):
+        if folder.name == CAMPAIGN_OUT and (folder.parent not in workers or _lock_held(folder.parent)):
+            state = _unfinished_worker(folder.parent)
+            if state is not None:
+                info.run_id = folder.parent.name
+                info.status, info.reason = state
+                workers.pop(folder.parent, None)  # an earlier attempt's result no longer says how the run stands
     for folder, worker in workers.items():
         inner = runs.get(folder / CAMPAIGN_OUT)
         run_id = str(worker["run_id"])
@@ -107,12 +120,43 @@ def discover_runs(results_dir: Path) -> list[RunInfo]:
                                    str(worker.get("reason") or "the worker's result.json has no gem5-configs/run.py result.json under out/ (gem5 never started, or not a gem5 run)"), {})
             continue
         inner.run_id = run_id
-        if worker.get("status") != OK and inner.ok:
-            inner.status, inner.reason = str(worker.get("status")), str(worker.get("reason", ""))
+        if worker.get("status") != OK:  # the worker knows how the attempt ended (killed, timed out, failed)
+            reasons = [str(worker.get("reason", ""))]
+            if not inner.ok and inner.reason not in reasons[0]:
+                reasons.append(f"run.py: {inner.reason}")
+            inner.status, inner.reason = str(worker.get("status")), "; ".join(r for r in reasons if r)
     found = sorted(runs.values(), key=lambda r: r.run_id)
     if not found:
         raise RunLayoutError(f"{results_dir}: no run found (no {RESULT_FILE} written by gem5-configs/run.py or a campaign worker)")
     return found
+
+
+def _lock_held(worker_dir: Path) -> bool:
+    """Whether a live worker holds the run; a results copy we may not write to has no live worker."""
+    try:
+        return flock_held(worker_dir / CAMPAIGN_LOCK)
+    except OSError:
+        return False
+
+
+def _running_reason(worker_dir: Path) -> str:
+    claim = _claim(worker_dir)
+    return f"still running (attempt {claim.get('attempt', '?')}, {claim.get('host', '?')} pid {claim.get('pid', '?')})"
+
+
+def _claim(worker_dir: Path) -> dict[str, Any]:
+    path = worker_dir / CAMPAIGN_CLAIM
+    return _read_json(path) if path.is_file() else {}
+
+
+def _unfinished_worker(worker_dir: Path) -> tuple[str, str] | None:
+    """(status, reason) of a campaign run folder whose worker wrote no result.json yet, or None."""
+    if _lock_held(worker_dir):
+        return "running", _running_reason(worker_dir)
+    if (worker_dir / CAMPAIGN_CLAIM).is_file():
+        claim = _claim(worker_dir)
+        return "dead", f"its worker died without a result (attempt {claim.get('attempt', '?')}, {claim.get('host', '?')} pid {claim.get('pid', '?')})"
+    return None
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 from pathlib import Path
@@ -110,6 +111,28 @@ def test_campaign_layout_uses_the_worker_run_id(tmp_path: Path) -> None:
     runs = {r.run_id: r for r in discover_runs(tmp_path)}
     assert runs["abc123"].ok and runs["abc123"].gem5_dir == run / "out"
     assert not runs["def456"].ok and runs["def456"].status == "killed"
+
+
+def test_campaign_runs_still_running_or_dead_say_so(tmp_path: Path) -> None:
+    """run.py's result.json says "failed" until it finishes; the worker's lock and claim tell running from dead."""
+    runs_dir = tmp_path / "runs"
+    for run_id, attempt in (("live", 1), ("rerun", 2), ("died", 1), ("killed", 1)):
+        synthetic.write_run(runs_dir / run_id / "out", "piii-smp", 1, seed=5, status="failed")
+        (runs_dir / run_id / "lock").touch()
+        (runs_dir / run_id / "claim.json").write_text(json.dumps({"attempt": attempt, "host": "h", "pid": 42}))
+    for run_id in ("rerun", "killed"):  # an earlier attempt's end, as the worker recorded it
+        (runs_dir / run_id / "result.json").write_text(json.dumps({"run_id": run_id, "attempt": 1, "status": "killed", "reason": "ended by SIGTERM"}))
+    with open(runs_dir / "live" / "lock", "a") as live, open(runs_dir / "rerun" / "lock", "a") as rerun:
+        fcntl.flock(live, fcntl.LOCK_EX)
+        fcntl.flock(rerun, fcntl.LOCK_EX)
+        held = {r.run_id: r for r in discover_runs(tmp_path)}
+    assert (held["live"].status, held["live"].reason) == ("running", "still running (attempt 1, h pid 42)")
+    assert (held["rerun"].status, held["rerun"].reason) == ("running", "still running (attempt 2, h pid 42)")
+    assert held["died"].status == "dead" and "died without a result (attempt 1, h pid 42)" in held["died"].reason
+    assert held["killed"].status == "killed"
+    assert held["killed"].reason.startswith("ended by SIGTERM; run.py: ")
+    released = {r.run_id: r for r in discover_runs(tmp_path)}
+    assert released["live"].status == "dead" and released["rerun"].status == "killed"
 
 
 def test_analyze_writes_tables_and_excludes_failed_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
