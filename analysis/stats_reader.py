@@ -84,6 +84,12 @@ class StatsFileError(ValueError):
         self.line = line
 
 
+def bucket_field_of(name: str) -> tuple[str, str] | None:
+    """(histogram, field) when `name` is one of a histogram's bucket fields (`h::bucket_size`), else None."""
+    stat, separator, sub = name.rpartition(SEPARATOR)
+    return (stat, sub) if separator and sub in DIST_BUCKET_FIELDS else None
+
+
 @dataclass
 class Layout:
     """The plain (not `|`) lines of a block: names in order and their codes."""
@@ -97,9 +103,9 @@ class Layout:
         if self._bucket_fields is None:
             found: dict[str, dict[str, int]] = {}
             for position, name in enumerate(self.names):
-                stat, separator, sub = name.rpartition(SEPARATOR)
-                if separator and sub in DIST_BUCKET_FIELDS:
-                    found.setdefault(stat, {})[sub] = position
+                owner = bucket_field_of(name)
+                if owner is not None:
+                    found.setdefault(owner[0], {})[owner[1]] = position
             self._bucket_fields = found
         return self._bucket_fields
 
@@ -534,9 +540,9 @@ class StatsReader:
                 raise StatsFileError(self.path, number, f"{exc}: {line.strip()[:160]!r}") from None
             dump.names.append(vocabulary.intern(name, meta))
             dump.values.append(value)
-            stat, sep, sub = name.rpartition(SEPARATOR)
-            if sep and sub in DIST_BUCKET_FIELDS:
-                fields.setdefault(stat, {})[sub] = value
+            owner = bucket_field_of(name)
+            if owner is not None:
+                fields.setdefault(owner[0], {})[owner[1]] = value
 
     def _oneline(self, name: str, body: str, dump: Dump, dist_fields: dict[str, dict[str, float]]) -> None:
         """`name |v pdf cdf |v pdf cdf ... # desc (Unit)` -> one entry per element."""
