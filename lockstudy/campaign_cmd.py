@@ -74,14 +74,14 @@ def run_campaign_command(args: argparse.Namespace) -> int:
     store = CampaignStore(campaign.name, args.results)
     if status_only:
         return print_status(campaign, store)
-    if args.dry_run:
-        return print_dry_run(campaign)
     whole = campaign
     try:
         campaign = select_studies(campaign, args.only_study, args.skip_study)
     except CampaignError as exc:
         error(str(exc))
         return 2
+    if args.dry_run:
+        return print_dry_run(campaign, len(whole.runs))
     backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
     if backend not in BACKENDS:
         error(f"backend {backend} is not available in this version")
@@ -108,9 +108,11 @@ def select_studies(campaign: Campaign, only: list[str], skip: list[str]) -> Camp
     return dataclasses.replace(campaign, runs=runs)
 
 
-def print_dry_run(campaign: Campaign) -> int:
+def print_dry_run(campaign: Campaign, whole_count: int) -> int:
+    """The runs (of the chosen studies) and the boot checkpoints they share."""
     runs = campaign.runs
-    print(f"campaign {campaign.name}: {len(runs)} run(s)")
+    chosen = "" if len(runs) == whole_count else f" of {whole_count} (the chosen studies)"
+    print(f"campaign {campaign.name}: {len(runs)} run(s){chosen}")
     print(f"{'run id':<17} {'study':<16} {'machine':<12} {'size':<9} {'kernel':<10} {'cpu':<7} boot / run")
     for spec in runs:
         size = f"{spec.size} {spec.size_unit}"

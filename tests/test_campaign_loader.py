@@ -122,6 +122,20 @@ def test_dry_run_lists_runs_and_shared_checkpoints(tmp_path: Path) -> None:
     assert "altix-numa 2 nodes, smp, (default boot): 2 run(s)" in result.stdout
 
 
+def test_dry_run_of_chosen_studies_lists_only_their_runs(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD)
+    campaign = load_campaign(path)
+    result = subprocess.run([str(ROOT / "run.sh"), "campaign", str(path), "--dry-run", "--only-study", "numa"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    numa = [spec.run_id for spec in campaign.runs if spec.study == "numa"]
+    assert f"campaign demo: {len(numa)} run(s) of {len(campaign.runs)} (the chosen studies)" in result.stdout
+    assert all(spec.run_id in result.stdout for spec in campaign.runs if spec.study == "numa")
+    assert not any(spec.run_id in result.stdout for spec in campaign.runs if spec.study != "numa")
+    assert "1 boot checkpoint(s)" in result.stdout
+    bad = subprocess.run([str(ROOT / "run.sh"), "campaign", str(path), "--dry-run", "--only-study", "nosuch"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no study 'nosuch'" in bad.stderr
+
+
 def test_job_script_quotes_every_value(tmp_path: Path) -> None:
     """A results path full of shell syntax reaches the worker as one literal word."""
     campaign = load_campaign(write(tmp_path, GOOD))
