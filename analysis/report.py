@@ -243,7 +243,10 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", claims))
         judged = claims[claims["ours_ratio"].notna()]
         if not judged.empty:
-            judged = judged.assign(case=judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"])
+            case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
+            if judged[seed_comparison.CPU_MODEL].nunique() > 1:
+                case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
+            judged = judged.assign(case=case)
             sub.figures.append(
                 plots.claim_ratios(judged, key="case", title=f"Seed {seed.id}: a / b, published and ours",
                                    path_stem=out / FIGURES / f"seed-{seed.id}")  # fmt: skip

@@ -31,6 +31,10 @@ OUR_METRIC = "ops_per_sim_s"
 OUR_BETTER = "higher"
 UP_KERNEL = "up"
 SIZE_KEYS = {"cpus": "cpus", "nodes": "nodes", "threads": "copies"}
+CPU_MODEL = "roi_cpu"  # the metrics table's column: the CPU model of the ROI
+# The CPU model of every study (campaigns' default); claims are judged
+# separately for each model a seed's runs used, this one first.
+MAIN_CPU_MODEL = "timing"
 
 
 def study_rows(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
@@ -61,7 +65,7 @@ def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd
     return rows, ""
 
 
-def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, tolerance: float) -> dict[str, Any]:
+def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, tolerance: float, cpu_model: str = "") -> dict[str, Any]:
     ours = rows[rows["testcase"] == workload]
     a_rows, a_missing = matching(ours, seed, claim.a)
     b_rows, b_missing = matching(ours, seed, claim.b)
@@ -69,6 +73,7 @@ def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, t
         "seed": seed.id,
         "claim": claim.id + (" (headline)" if claim.headline else ""),
         "workload": workload,
+        CPU_MODEL: cpu_model,
         "published": claim.direction,
         "published_ratio": claim.ratio,
         "ours_a": math.nan,
@@ -94,5 +99,19 @@ def comparison_table(table: pd.DataFrame, seed: Seed, tolerance: float) -> pd.Da
     rows = study_rows(table, seed)
     for key, value in seed.compare_on.items():  # the seed's own setting (its one busy CPU)
         rows = rows[rows[SIZE_KEYS[key]] == value]
-    out = [compare_claim(rows, seed, claim, workload.name, tolerance) for claim in seed.claims for workload in seed.workloads]
+    models = cpu_models(rows)
+    out = [
+        compare_claim(rows if not model else rows[rows[CPU_MODEL] == model], seed, claim, workload.name, tolerance, model)
+        for claim in seed.claims
+        for workload in seed.workloads
+        for model in models
+    ]
     return pd.DataFrame(out)
+
+
+def cpu_models(rows: pd.DataFrame) -> list[str]:
+    """The ROI CPU models among `rows`, the main one first; [""] when the table does not say."""
+    if CPU_MODEL not in rows:
+        return [""]
+    found = sorted({str(m) for m in rows[CPU_MODEL].dropna()}, key=lambda m: (m != MAIN_CPU_MODEL, m))
+    return found or [""]

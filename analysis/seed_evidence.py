@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.seed_comparison import OUR_METRIC, study_rows
+from analysis.seed_comparison import CPU_MODEL, OUR_METRIC, study_rows
 from analysis.seeds import Seed
 
 NO_VARIANT = "-"  # a run of ours that stands for none of the seed's variants (an extra point)
-CONFIGURATION = ["seed_variant", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies"]
+CONFIGURATION = ["seed_variant", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies", CPU_MODEL]
 LOCK_COUNTS = ["invalidations", "forwards", "home_requests"]
 
 
@@ -69,13 +69,13 @@ def configuration_table(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
 
 def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     """Per configuration and lock of the seed (traced runs): traffic on the lock's line per operation."""
-    columns = ["seed_variant", "boot_args", "testcase", "nodes", "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS), "requests_other_on_line"]
+    columns = ["seed_variant", "boot_args", "testcase", "nodes", CPU_MODEL, "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS), "requests_other_on_line"]
     if not seed.locks or lock_summary.empty:
         return pd.DataFrame(columns=columns)
     rows = _labelled(table, seed)
     ops = rows.groupby("run_id", as_index=False).agg(ops=("ops", "sum"), seed_variant=("seed_variant", "first"),
                                                      boot_args=("boot_args", "first"), testcase=("testcase", "first"),
-                                                     nodes=("nodes", "first"))  # fmt: skip
+                                                     nodes=("nodes", "first"), **{CPU_MODEL: (CPU_MODEL, "first")})  # fmt: skip
     locks = lock_summary[lock_summary["lock"].str.startswith(seed.locks)][["run_id", "lock", *LOCK_COUNTS, "requests_other_on_line"]]
     joined = locks.merge(ops, on="run_id", how="inner")
     joined = joined[joined["ops"] > 0]
@@ -85,7 +85,7 @@ def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> p
     joined["lock"] = joined["lock"].str.replace(r":\d+ ", ":<pid> ", regex=True)
     for count in LOCK_COUNTS:
         joined[f"{count}_per_op"] = joined[count] / joined["ops"]
-    keys = ["seed_variant", "boot_args", "testcase", "nodes", "lock"]
+    keys = ["seed_variant", "boot_args", "testcase", "nodes", CPU_MODEL, "lock"]
     grouped = joined.groupby(keys)
     out = grouped[[f"{c}_per_op" for c in LOCK_COUNTS] + ["requests_other_on_line"]].mean().reset_index()
     out.insert(len(keys), "runs", grouped["run_id"].nunique().to_numpy())

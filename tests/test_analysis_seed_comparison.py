@@ -76,3 +76,21 @@ def test_a_seed_compared_on_one_size_ignores_the_others() -> None:
     headline = frame.loc["001-spinlock-vs-rwlock (headline)"]
     headline = headline[headline["workload"] == "dd1b"].iloc[0] if isinstance(headline, pd.DataFrame) else headline
     assert (headline["ours_a"], headline["ours_b"], headline["verdict"]) == (105.0, 100.0, "agrees")
+
+
+def test_claims_are_judged_per_cpu_model_the_main_one_first() -> None:
+    fdlock = SEEDS["001"]
+
+    def dd(study: str, build: str, boot: str, cpu: str, rate: float) -> dict:
+        return {"study": study, "boot_args": boot, "kernel_build": build, "nodes": 1, "cpus": 1, "copies": 1,
+                "testcase": "dd1b", "roi_cpu": cpu, seed_comparison.OUR_METRIC: rate}  # fmt: skip
+
+    table = pd.DataFrame([
+        dd("fdlock-up", "up", "", "timing", 101.0), dd("fdlock", "smp", "lockstudy.fdlock=rwlock", "timing", 100.0),
+        dd("fdlock-up-o3", "up", "", "o3", 180.0), dd("fdlock-o3", "smp", "lockstudy.fdlock=rwlock", "o3", 100.0),
+    ])  # fmt: skip
+    frame = seed_comparison.comparison_table(table, fdlock, 0.02)
+    claim = frame[frame["claim"].str.startswith("001-up-vs-smp-2.5") & (frame["workload"] == "dd1b")]
+    assert list(claim["roi_cpu"]) == ["timing", "o3"]
+    assert list(claim["ours"]) == ["same", "a_better"]  # not the mean of both models
+    assert list(claim["ours_a"]) == [101.0, 180.0]

@@ -16,8 +16,9 @@ SEEDS = {seed.id: seed for seed in load_seeds()}
 SEED_IDS = set(SEEDS)
 
 
-def run(run_id: str, study: str, build: str, boot: str, cpus: int, ops: float, rate: float, requests: float, testcase: str = "fsmix") -> dict:
-    return {"run_id": run_id, "roi": 0, "study": study, "kernel_build": build, "boot_args": boot, "testcase": testcase,
+def run(run_id: str, study: str, build: str, boot: str, cpus: int, ops: float, rate: float, requests: float, testcase: str = "fsmix",
+        cpu: str = "timing") -> dict:  # fmt: skip
+    return {"run_id": run_id, "roi": 0, "study": study, "kernel_build": build, "boot_args": boot, "testcase": testcase, "roi_cpu": cpu,
             "cpus": cpus, "nodes": 1, "copies": 4, "ops": ops, "ops_per_sim_s": rate,
             "coherence_requests_per_op": requests, "ownership_requests_per_op": requests / 2,
             "bus_snoops_per_op": 1.0, "l2_ownership_misses_per_op": 0.5}  # fmt: skip
@@ -45,9 +46,11 @@ def test_configurations_average_their_repeats_and_count_runs() -> None:
         run("b", "padding", "smp", "", 8, 100, 20.0, 60.0),  # a repeat of a
         run("c", "padding", "smp-packed", "", 8, 100, 12.0, 90.0),
         run("d", "fdlock", "smp", "", 8, 100, 99.0, 1.0),  # another seed's study
+        run("e", "padding-o3", "smp", "", 8, 100, 5.0, 70.0, cpu="o3"),  # another CPU model: not averaged in
     ])  # fmt: skip
     frame = seed_evidence.configuration_table(table, SEEDS["000"])
-    assert list(frame["seed_variant"]) == ["packed", "padded"]
+    assert list(zip(frame["seed_variant"], frame["roi_cpu"])) == [("packed", "timing"), ("padded", "o3"), ("padded", "timing")]
+    frame = frame[frame["roi_cpu"] == "timing"]
     padded = frame[frame["seed_variant"] == "padded"].iloc[0]
     assert (padded["runs"], padded["ops_per_sim_s"], padded["coherence_requests_per_op"]) == (2, 15.0, 50.0)
     assert list(frame.columns[-4:]) == list(SEEDS["000"].evidence)
