@@ -7,10 +7,10 @@ Layouts (found by their result.json files):
 - a campaign (lockstudy/campaign/store.py): `runs/<run-id>/result.json`
   (the worker's: run_id, status, reason) with run.py's outputs in
   `runs/<run-id>/out/`. The run id is then the worker's run_id, and the
-  run counts only when both result.json files say "ok". A run whose
-  worker still holds `runs/<run-id>/lock` is reported as running, and one
-  whose worker left a claim.json but no result.json of its own as dead
-  (run.py's "failed until it finishes" would otherwise stand for both).
+  run counts only when both result.json files say "ok". A run the
+  campaign sees as running, or whose worker died without a result, is
+  reported so (run.py's "failed until it finishes" would otherwise stand
+  for both).
 A boot to a checkpoint (run.py --checkpoint-out, e.g. a campaign's
 `checkpoints/<key>/`) has no ROI and is not a run of the results.
 
@@ -36,14 +36,13 @@ import numpy as np
 from analysis.config_reader import ConfigError, MachineFacts, read_config
 from analysis.stat_rules import load_rules
 from analysis.stats_reader import SEPARATOR, Dump, StatsFileError, StatsReader, Vocabulary, default_vocabulary
-from lockstudy.files import flock_held
+from lockstudy.campaign.store import WORKER_DIED, RunDir, State
 
 STATS_FILE = "stats.txt"
 CONFIG_FILE = "config.json"
 RESULT_FILE = "result.json"
 CAMPAIGN_OUT = "out"  # lockstudy/campaign/store.py: runs/<run-id>/out/
-CAMPAIGN_LOCK = "lock"  # held (flock) by the worker while the run is live
-CAMPAIGN_CLAIM = "claim.json"  # who runs it: host, pid, attempt
+CAMPAIGN_SPEC = "spec.json"  # every campaign run folder has one
 ANALYSIS_DIR = "analysis"
 OK = "ok"
 SINGLE_ELEMENT_SUBS = ("0", "total")
@@ -106,8 +105,8 @@ def discover_runs(results_dir: Path) -> list[RunInfo]:
         elif "run_id" in data:
             workers[path.parent] = data
     for folder, info in list(runs.items()):
-        if folder.name == CAMPAIGN_OUT and (folder.parent not in workers or _lock_held(folder.parent)):
-            state = _unfinished_worker(folder.parent)
+        if folder.name == CAMPAIGN_OUT and (folder.parent / CAMPAIGN_SPEC).is_file():
+            state = _unfinished_campaign_run(folder.parent)
             if state is not None:
                 info.run_id = folder.parent.name
                 info.status, info.reason = state
@@ -131,31 +130,18 @@ def discover_runs(results_dir: Path) -> list[RunInfo]:
     return found
 
 
-def _lock_held(worker_dir: Path) -> bool:
-    """Whether a live worker holds the run; a results copy we may not write to has no live worker."""
+def _unfinished_campaign_run(worker_dir: Path) -> tuple[str, str] | None:
+    """(status, reason) of a campaign run that is running, or whose worker died, as the campaign
+    itself sees it (lockstudy/campaign/store.py); None when its worker recorded how it ended."""
+    run = RunDir(worker_dir.parent.parent, worker_dir.name)
     try:
-        return flock_held(worker_dir / CAMPAIGN_LOCK)
-    except OSError:
-        return False
-
-
-def _running_reason(worker_dir: Path) -> str:
-    claim = _claim(worker_dir)
-    return f"still running (attempt {claim.get('attempt', '?')}, {claim.get('host', '?')} pid {claim.get('pid', '?')})"
-
-
-def _claim(worker_dir: Path) -> dict[str, Any]:
-    path = worker_dir / CAMPAIGN_CLAIM
-    return _read_json(path) if path.is_file() else {}
-
-
-def _unfinished_worker(worker_dir: Path) -> tuple[str, str] | None:
-    """(status, reason) of a campaign run folder whose worker wrote no result.json yet, or None."""
-    if _lock_held(worker_dir):
-        return "running", _running_reason(worker_dir)
-    if (worker_dir / CAMPAIGN_CLAIM).is_file():
-        claim = _claim(worker_dir)
-        return "dead", f"its worker died without a result (attempt {claim.get('attempt', '?')}, {claim.get('host', '?')} pid {claim.get('pid', '?')})"
+        status = run.status(max_attempts=1)
+    except OSError:  # a results copy we may not lock: no live worker there
+        return None
+    if status.state == State.RUNNING:
+        return "running", status.reason
+    if status.state == State.DEAD and status.reason.startswith(WORKER_DIED):
+        return "dead", status.reason
     return None
 
 

@@ -118,6 +118,7 @@ def test_campaign_runs_still_running_or_dead_say_so(tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
     for run_id, attempt in (("live", 1), ("rerun", 2), ("died", 1), ("killed", 1)):
         synthetic.write_run(runs_dir / run_id / "out", "piii-smp", 1, seed=5, status="failed")
+        (runs_dir / run_id / "spec.json").write_text("{}")
         (runs_dir / run_id / "lock").touch()
         (runs_dir / run_id / "claim.json").write_text(json.dumps({"attempt": attempt, "host": "h", "pid": 42}))
     for run_id in ("rerun", "killed"):  # an earlier attempt's end, as the worker recorded it
@@ -126,13 +127,13 @@ def test_campaign_runs_still_running_or_dead_say_so(tmp_path: Path) -> None:
         fcntl.flock(live, fcntl.LOCK_EX)
         fcntl.flock(rerun, fcntl.LOCK_EX)
         held = {r.run_id: r for r in discover_runs(tmp_path)}
-    assert (held["live"].status, held["live"].reason) == ("running", "still running (attempt 1, h pid 42)")
-    assert (held["rerun"].status, held["rerun"].reason) == ("running", "still running (attempt 2, h pid 42)")
-    assert held["died"].status == "dead" and "died without a result (attempt 1, h pid 42)" in held["died"].reason
+    assert (held["live"].status, held["live"].reason) == ("running", "attempt 1, h pid 42")
+    assert (held["rerun"].status, held["rerun"].reason) == ("running", "attempt 2, h pid 42")
+    assert (held["died"].status, held["died"].reason) == ("dead", "worker died without a result (h pid 42)")
     assert held["killed"].status == "killed"
     assert held["killed"].reason.startswith("ended by SIGTERM; run.py: ")
     released = {r.run_id: r for r in discover_runs(tmp_path)}
-    assert released["live"].status == "dead" and released["rerun"].status == "killed"
+    assert released["live"].status == released["rerun"].status == "dead"  # attempt 2 left no result of its own
 
 
 def test_analyze_writes_tables_and_excludes_failed_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,14 @@
-"""Campaign progress lines: counts by state, and an ETA from this launch's rate."""
+"""Campaign progress lines: counts by state, an ETA from this launch's rate, and what a running run says."""
 
 from __future__ import annotations
 
+import fcntl
+import json
+import time
+from pathlib import Path
+
 from lockstudy.campaign.progress import Progress
-from lockstudy.campaign.store import RunStatus, State
+from lockstudy.campaign.store import RunDir, RunStatus, State
 
 
 class Clock:
@@ -29,3 +34,16 @@ def test_eta_follows_the_rate_of_this_launch() -> None:
     assert progress.line(statuses(4, 2, 4)) == "[4/10 done, 2 running, 4 pending] elapsed 10m00s, ETA 30m00s"
     clock.now += 600
     assert progress.line(statuses(10, 0, 0)) == "[10/10 done] elapsed 20m00s"
+
+
+def test_a_running_run_says_who_runs_it_and_for_how_long(tmp_path: Path) -> None:
+    run = RunDir(tmp_path, "abc")
+    run.path.mkdir(parents=True)
+    run.claim_file.write_text(json.dumps({"attempt": 2, "host": "node7", "pid": 99, "started": time.time() - 3720}))
+    run.lock_file.touch()
+    with open(run.lock_file, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        status = run.status(max_attempts=2)
+    assert status.state == State.RUNNING
+    assert status.reason.startswith("attempt 2, node7 pid 99, for 1h02m"), status.reason
+    assert run.status(max_attempts=2).state == State.DEAD  # the lock died with its holder: a claim without a result

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from typing import Callable
 
-from lockstudy.campaign.store import RunStatus, State
+from lockstudy.campaign.store import RunStatus, State, format_seconds
 
 REMAINING_STATES = (State.PENDING, State.QUEUED, State.RUNNING, State.FAILED, State.DEAD)
 
@@ -45,10 +45,3 @@ class Progress:
         if eta is not None:
             text += f", ETA {format_seconds(eta)}"
         return text
-
-
-def format_seconds(seconds: float) -> str:
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"

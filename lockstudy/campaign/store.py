@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -58,6 +59,16 @@ class RunStatus:
     state: State
     attempts: int
     reason: str = ""
+
+
+WORKER_DIED = "worker died without a result"
+
+
+def format_seconds(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 class RunDir:
@@ -99,13 +110,24 @@ class RunDir:
         """True while a live worker holds this run."""
         return flock_held(self.lock_file)
 
+    def _running_since(self) -> str:
+        """Who runs it and for how long, from its claim (written as the worker starts)."""
+        claim = read_json(self.claim_file) if self.claim_file.exists() else None
+        if not isinstance(claim, dict):
+            return ""
+        where = f"attempt {claim.get('attempt', '?')}, {claim.get('host', '?')} pid {claim.get('pid', '?')}"
+        started = claim.get("started")
+        if isinstance(started, (int, float)):
+            where += f", for {format_seconds(time.time() - started)}"
+        return where
+
     def status(self, max_attempts: int, queued: bool = False) -> RunStatus:
         """The run's state. Only real failures count towards giving up:
         killed and dead attempts are the infrastructure's, and are redone."""
         attempts = self.attempts()
         failures = sum(1 for a in attempts if a.get("status") == "failed")
         if self.is_locked():
-            return RunStatus(self.run_id, State.RUNNING, len(attempts))
+            return RunStatus(self.run_id, State.RUNNING, len(attempts), self._running_since())
         result = read_json(self.result_file) if self.result_file.exists() else None
         if self.claim_file.exists():
             claim = read_json(self.claim_file)
@@ -113,7 +135,7 @@ class RunDir:
                 where = f"{claim.get('host')} pid {claim.get('pid')}"
                 if claim.get("slurm_job_id"):
                     where += f", Slurm job {claim['slurm_job_id']}"
-                return RunStatus(self.run_id, State.DEAD, len(attempts), f"worker died without a result ({where})")
+                return RunStatus(self.run_id, State.DEAD, len(attempts), f"{WORKER_DIED} ({where})")
         if queued and (result is None or result.get("status") != "ok"):
             return RunStatus(self.run_id, State.QUEUED, len(attempts))
         if result is None:
