@@ -10,7 +10,8 @@ result of the testcase that ran in it, and builds one table:
   run_spec, roi_cpu, sim_seconds,
   ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
   acquisitions, handoffs, handoffs_local, handoffs_remote,
-  <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff
+  <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff, _per_sim_s,
+  metrics.<name> (the testcase's own scalar measures)
 
 A metric the machine's memory system does not have is NaN (a bus has no
 invalidation messages of its own; Ruby has no broadcast). A denominator
@@ -199,6 +200,22 @@ def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
     return counts
 
 
+GUEST_METRIC_PREFIX = "metrics."
+
+
+def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
+    """The testcase's own scalar measures (its JSON's `metrics`), as `metrics.<name>` columns
+    (dbench's throughput_mb_s: dbench counts no operations of ours)."""
+    metrics = guest.get("metrics")
+    if not isinstance(metrics, dict):
+        return {}
+    return {
+        GUEST_METRIC_PREFIX + name: float(value)
+        for name, value in metrics.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+
+
 def _ratio(numerator: float, denominator: float) -> float:
     if math.isnan(numerator) or math.isnan(denominator) or denominator == 0:
         return math.nan
@@ -249,6 +266,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             "sim_seconds": run.value(roi, "simSeconds"),
         }
         row.update(guest_counts(guest))
+        row.update(guest_metrics(guest))
         # Rates use gem5's simulated ROI time, whatever clock the guest had.
         row["ops_per_sim_s"] = _ratio(row["ops"], row["sim_seconds"])
         metrics = roi_metrics(run, roi, rules)

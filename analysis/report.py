@@ -228,7 +228,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
     tolerance = seed_file.agreement.relative_tolerance
     section.paragraphs.append(
         f"For each claim of a seed (configuration a against b), our runs of the seed's study: "
-        f"`{seed_comparison.OUR_METRIC}` of each workload, the mean over repeats. Our direction is `same` "
+        f"`{seed_comparison.OUR_METRIC}` of each workload (or the workload's own rate where it counts no operations: "
+        f"the claims table's `rate`), the mean over repeats. Our direction is `same` "
         f"within {tolerance:.0%} (analysis/data/seeds.toml [agreement]). A claim is about which configuration "
         "is better; the seeds measured throughput, time or jobs per minute, we measure operations per "
         "simulated second of the ROI, so ratios are shown side by side but only directions are judged."

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.seeds import Claim, Seed, claim_direction
+from analysis.seeds import Claim, Seed, Workload, claim_direction
 
 OUR_METRIC = "ops_per_sim_s"
 OUR_BETTER = "higher"
@@ -65,15 +65,16 @@ def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd
     return rows, ""
 
 
-def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, tolerance: float, cpu_model: str = "") -> dict[str, Any]:
-    ours = rows[rows["testcase"] == workload]
+def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload, tolerance: float, cpu_model: str = "") -> dict[str, Any]:
+    ours = rows[rows["testcase"] == workload.name]
     a_rows, a_missing = matching(ours, seed, claim.a)
     b_rows, b_missing = matching(ours, seed, claim.b)
     row: dict[str, Any] = {
         "seed": seed.id,
         "claim": claim.id + (" (headline)" if claim.headline else ""),
-        "workload": workload,
+        "workload": workload.name,
         CPU_MODEL: cpu_model,
+        "rate": workload.rate,
         "published": claim.direction,
         "published_ratio": claim.ratio,
         "ours_a": math.nan,
@@ -85,9 +86,12 @@ def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: str, t
     if a_rows.empty or b_rows.empty:
         row["verdict"] = "not run: " + "; ".join(f"{side}: {why}" for side, why in (("a", a_missing), ("b", b_missing)) if why)
         return row
-    a, b = float(a_rows[OUR_METRIC].mean()), float(b_rows[OUR_METRIC].mean())
+    if workload.rate not in ours:
+        row["verdict"] = f"runs without a rate (no column {workload.rate!r} in the metrics table)"
+        return row
+    a, b = float(a_rows[workload.rate].mean()), float(b_rows[workload.rate].mean())
     if not (math.isfinite(a) and math.isfinite(b)) or b == 0:
-        row["verdict"] = f"runs without a rate ({OUR_METRIC} of a: {a}, of b: {b})"
+        row["verdict"] = f"runs without a rate ({workload.rate} of a: {a}, of b: {b})"
         return row
     direction = claim_direction(a, b, OUR_BETTER, tolerance)
     row.update(ours_a=a, ours_b=b, ours_ratio=a / b if b else math.nan, ours=direction)
@@ -101,7 +105,7 @@ def comparison_table(table: pd.DataFrame, seed: Seed, tolerance: float) -> pd.Da
         rows = rows[rows[SIZE_KEYS[key]] == value]
     models = cpu_models(rows)
     out = [
-        compare_claim(rows if not model else rows[rows[CPU_MODEL] == model], seed, claim, workload.name, tolerance, model)
+        compare_claim(rows if not model else rows[rows[CPU_MODEL] == model], seed, claim, workload, tolerance, model)
         for claim in seed.claims
         for workload in seed.workloads
         for model in models

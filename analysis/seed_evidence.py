@@ -57,10 +57,11 @@ def configuration_table(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
             "(analysis/data/metrics.toml names them; per-operation columns end in _per_op)"
         )
     rows = _labelled(table, seed)
-    columns = CONFIGURATION + ["runs", OUR_METRIC, *seed.evidence]
+    rates = list(dict.fromkeys([OUR_METRIC, *(w.rate for w in seed.workloads if w.rate in table.columns)]))
+    columns = CONFIGURATION + ["runs", *rates, *seed.evidence]
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    values = [OUR_METRIC, *seed.evidence]
+    values = [*rates, *seed.evidence]
     grouped = rows.groupby(CONFIGURATION, dropna=False)
     out = grouped[values].mean().reset_index()
     out.insert(len(CONFIGURATION), "runs", grouped["run_id"].nunique().to_numpy())

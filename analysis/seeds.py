@@ -11,7 +11,9 @@ File format (the data file's header says the same with examples):
   [agreement]  relative_tolerance (our band for "same"), ratio_decimals
   [[seed]]     id ("000"), title, source (the seed text's file name),
                study (our campaign's study), workloads ([{name, result,
-               better}]: what our image runs and the result key it reads),
+               better, rate?}]: what our image runs, the result key it
+               reads, and our column its claims are judged on, by default
+               ops_per_sim_s, else "metrics.<name>": the testcase's own),
                match_keys (configuration keys our runs have too),
                published_noise (the seed's band for "same"), note,
                evidence (metric columns shown per configuration of our
@@ -37,9 +39,9 @@ never silently drops a value. Every error is a SeedsError reading
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
@@ -58,6 +60,7 @@ VARIANT_KEY = "variant"  # the configuration key whose values [seed.variants] de
 SIZE_KEYS = ("cpus", "nodes", "threads")  # configuration keys that are sizes of our runs
 SEED_ID = re.compile(r"^[0-9]{3}$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+RATE = re.compile(r"^(ops_per_sim_s|metrics\.[a-z0-9_]+)$")  # analysis/metrics.py's columns a claim can be judged on
 # Comparisons at the edge of a band (0.999 against 1.0 with a 0.1% band)
 # must not turn on binary rounding: a relative difference this small is
 # treated as exact.
@@ -98,6 +101,10 @@ class Workload:
     name: str  # an image testcase (workloads/README.md, disk-image/README.md)
     result: str  # dotted key of its result JSON line: "ops_per_s", "metrics.writes_per_s"
     better: str  # "higher" or "lower"
+    # our metrics-table column its claims are judged on: operations per
+    # simulated second, or the testcase's own rate ("metrics.throughput_mb_s")
+    # where it counts no operations; either is on the simulated clock
+    rate: str = "ops_per_sim_s"
 
 
 @dataclass(frozen=True)
@@ -375,12 +382,15 @@ def _variant(name: str, value: Any, where: _Where) -> Variant:
 
 
 def _workload(value: Any, where: _Where) -> Workload:
-    data = _table(value, where, {"name", "result", "better"})
-    return Workload(
+    data = _table(value, where, {"name", "result", "better"}, {"rate"})
+    workload = Workload(
         name=_string(data["name"], where / "name", NAME),
         result=_string(data["result"], where / "result"),
         better=_word(data["better"], where / "better", BETTER),
     )
+    if "rate" in data:
+        workload = dataclasses.replace(workload, rate=_string(data["rate"], where / "rate", RATE))
+    return workload
 
 
 def _column(value: Any, where: _Where) -> Column:

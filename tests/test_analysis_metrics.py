@@ -95,6 +95,14 @@ def test_the_table_has_a_row_per_run_and_roi() -> None:
     assert set(table["kind"]) == {"classic-smp", "ruby-numa"}
 
 
+def test_a_testcases_own_scalar_measures_become_columns() -> None:
+    guest = {"testcase": "dbench", "ops": 0, "metrics": {"throughput_mb_s": 219.1, "clients": 4, "ok": True, "runs": [1, 2]}}
+    assert metrics.guest_metrics(guest) == {"metrics.throughput_mb_s": 219.1, "metrics.clients": 4.0}
+    assert metrics.guest_metrics({"testcase": "fsmix"}) == {}
+    row = row_of(RUBY)
+    assert row["coherence_requests_per_sim_s"] == row["coherence_requests"] / row["sim_seconds"]
+
+
 def test_a_zero_denominator_gives_nan_not_infinity() -> None:
     row = row_of(RUBY)
     assert metrics._ratio(row["invalidations"], 0.0) != metrics._ratio(row["invalidations"], 0.0)

@@ -94,3 +94,18 @@ def test_claims_are_judged_per_cpu_model_the_main_one_first() -> None:
     assert list(claim["roi_cpu"]) == ["timing", "o3"]
     assert list(claim["ours"]) == ["same", "a_better"]  # not the mean of both models
     assert list(claim["ours_a"]) == [101.0, 180.0]
+
+
+def test_a_workload_without_operations_is_judged_on_its_own_rate() -> None:
+    padding = SEEDS["000"]
+    dbench = next(w for w in padding.workloads if w.name == "dbench")
+    assert dbench.rate == "metrics.throughput_mb_s"
+
+    def run8(build: str, mb_s: float) -> dict:
+        return {"study": "padding-dbench", "boot_args": "", "kernel_build": build, "nodes": 1, "cpus": 8, "copies": 4,
+                "testcase": "dbench", "roi_cpu": "timing", seed_comparison.OUR_METRIC: float("nan"), dbench.rate: mb_s}  # fmt: skip
+
+    frame = seed_comparison.comparison_table(pd.DataFrame([run8("smp", 216.0), run8("smp-packed", 219.0)]), padding, 0.02)
+    judged = frame[(frame["workload"] == "dbench") & frame["ours_ratio"].notna()]
+    assert not judged.empty and set(judged["rate"]) == {"metrics.throughput_mb_s"}
+    assert set(judged["ours"]) == {"same"}  # 1.4% apart

@@ -385,6 +385,9 @@ def test_minimal_file_loads(tmp_path: Path) -> None:
         ("a = { nodes = 8, variant = \"new\" }", "a = { variant = \"new\" }", "seed[0].claim[0].a", "lacks the match key(s) ['nodes']"),
         # a source that is a path
         ('source = "007_0123456789abcdef.txt"', 'source = "seeds/007_0123456789abcdef.txt"', "seed[0].source", "must be the seed text's file name"),
+        # a rate that is not a column our claims can be judged on
+        ('result = "ops_per_s", better = "higher" }', 'result = "ops_per_s", better = "higher", rate = "ops_per_s" }',
+         "seed[0].workloads[0].rate", "'ops_per_s' does not match"),
         # a band out of range
         ("relative_tolerance = 0.02", "relative_tolerance = 2", "agreement.relative_tolerance", "not a relative band"),
     ],
