@@ -184,9 +184,10 @@ def variant_of(result: dict[str, Any], guest: dict[str, Any]) -> str:
 
 def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
     """The testcase's own counts: ops, and for kbench the bench lock's acquisitions and hand-offs."""
+    counted = guest.get("ops_unit") != ""  # runtimed without ops= (dbench) prints ops 0 and no unit: no count
     counts = {
-        "ops": float(guest.get("ops", math.nan)),
-        "ops_per_s": float(guest.get("ops_per_s", math.nan)),
+        "ops": float(guest.get("ops", math.nan)) if counted else math.nan,
+        "ops_per_s": float(guest.get("ops_per_s", math.nan)) if counted else math.nan,
         "acquisitions": math.nan,
         "handoffs": math.nan,
         "handoffs_local": math.nan,

@@ -99,6 +99,9 @@ def test_a_testcases_own_scalar_measures_become_columns() -> None:
     guest = {"testcase": "dbench", "ops": 0, "metrics": {"throughput_mb_s": 219.1, "clients": 4, "ok": True, "runs": [1, 2]}}
     assert metrics.guest_metrics(guest) == {"metrics.throughput_mb_s": 219.1, "metrics.clients": 4.0}
     assert metrics.guest_metrics({"testcase": "fsmix"}) == {}
+    uncounted = metrics.guest_counts({**guest, "ops_unit": ""})
+    assert math.isnan(uncounted["ops"]) and math.isnan(uncounted["ops_per_s"])  # not 0 operations per second
+    assert metrics.guest_counts({"testcase": "fsmix", "ops": 10, "ops_per_s": 5.0, "ops_unit": "one op"})["ops"] == 10.0
     row = row_of(RUBY)
     assert row["coherence_requests_per_sim_s"] == row["coherence_requests"] / row["sim_seconds"]
 
