@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from analysis import command as analyze_cmd
 from lockstudy import bench_cmd, build_cmd, campaign_cmd, demo_cmd, doctor, publish, setup_cmd, test_cmd
 
 USAGE_ERROR = 2
+BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
 
 DESCRIPTION = """\
 lockstudy: how much cache-coherence traffic does each Linux lock design cost,
@@ -38,4 +40,10 @@ def main(argv: list[str]) -> int:
         parser.print_usage(sys.stderr)
         print("run.sh: error: name a command (see ./run.sh --help)", file=sys.stderr)
         return USAGE_ERROR
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # The reader went away (`run.sh campaign ... --dry-run | head`): not an error of ours.
+        # Point stdout at /dev/null so Python's exit flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE

@@ -52,6 +52,17 @@ def test_no_command_is_a_usage_error() -> None:
     assert "name a command" in result.stderr
 
 
+def test_a_reader_that_goes_away_is_not_a_traceback() -> None:
+    """`run.sh campaign ... --dry-run | head -1`: the pipe closes while we still print. `true` reads
+    nothing and exits at once, long before Python has started, so every write meets a closed pipe."""
+    pipeline = subprocess.run(
+        ["bash", "-c", f'"{RUN_SH}" campaign "{ROOT}/campaigns/seeds.toml" --dry-run | true; echo "status=${{PIPESTATUS[0]}}"'],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert pipeline.stdout == "status=141\n", pipeline.stdout
+    assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr, pipeline.stderr
+
+
 def test_help_lists_every_command() -> None:
     result = run_sh("--help")
     assert result.returncode == 0
