@@ -66,6 +66,13 @@ def wait_until(predicate, what: str, timeout: float = WAIT_TIMEOUT_S) -> None:  
         time.sleep(0.5)
 
 
+def attempt_under_way(results: Path, run_id: str) -> bool:
+    """The run's worker holds it and has begun an attempt (its claim is written). A worker killed
+    between taking the lock and writing the claim began nothing: its run is still pending."""
+    store = CampaignStore(load_campaign(SMOKE).name, results)
+    return states(results).get(run_id) == State.RUNNING and store.run_dir(run_id).out.is_dir()
+
+
 def long_run() -> str:
     """The smoke campaign's long run, which the fault tests kill mid-way."""
     (spec,) = [s for s in load_campaign(SMOKE).runs if s.study == "long"]
@@ -115,7 +122,7 @@ def test_kill_9_of_the_launcher_then_resume(tmp_path: Path, local_results: Path)
     )
     # Kill it while the long run (the last one, with one pool slot) is under way.
     victim = long_run()
-    wait_until(lambda: states(results).get(victim) == State.RUNNING, "the long run to start")
+    wait_until(lambda: attempt_under_way(results, victim), "the long run to start")
     launcher.send_signal(signal.SIGKILL)
     launcher.wait()
     wait_until(lambda: State.RUNNING not in states(results).values(), "the orphaned worker to end")
@@ -151,7 +158,7 @@ def test_slurm_executor_matches_local_and_survives_scancel(tmp_path: Path, local
         # Cancel the long run's array task while it runs; the others go on.
         victim = long_run()
         task = jobs[0]["runs"].index(victim)
-        wait_until(lambda: states(results)[victim] == State.RUNNING, "the long run's task to start")
+        wait_until(lambda: attempt_under_way(results, victim), "the long run's task to start")
         subprocess.run(["scancel", f"{job_id}_{task}"], env=env, check=True)
         wait_until(
             lambda: subprocess.run(["squeue", "-h", "-j", job_id], env=env, capture_output=True, text=True).stdout.strip() == "",
