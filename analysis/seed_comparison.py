@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.seeds import Claim, Seed, Workload, claim_direction
+from analysis.seeds import OPS_RATE, Claim, Seed, Workload, claim_direction
 
-OUR_METRIC = "ops_per_sim_s"
+OUR_METRIC = OPS_RATE
 OUR_BETTER = "higher"
 UP_KERNEL = "up"
 SIZE_KEYS = {"cpus": "cpus", "nodes": "nodes", "threads": "copies"}

@@ -60,7 +60,8 @@ VARIANT_KEY = "variant"  # the configuration key whose values [seed.variants] de
 SIZE_KEYS = ("cpus", "nodes", "threads")  # configuration keys that are sizes of our runs
 SEED_ID = re.compile(r"^[0-9]{3}$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-RATE = re.compile(r"^(ops_per_sim_s|metrics\.[a-z0-9_]+)$")  # analysis/metrics.py's columns a claim can be judged on
+OPS_RATE = "ops_per_sim_s"  # analysis/metrics.py: operations per simulated second of the ROI
+RATE = re.compile(rf"^({OPS_RATE}|metrics\.[a-z0-9_]+)$")  # analysis/metrics.py's columns a claim can be judged on
 # Comparisons at the edge of a band (0.999 against 1.0 with a 0.1% band)
 # must not turn on binary rounding: a relative difference this small is
 # treated as exact.
@@ -104,7 +105,7 @@ class Workload:
     # our metrics-table column its claims are judged on: operations per
     # simulated second, or the testcase's own rate ("metrics.throughput_mb_s")
     # where it counts no operations; either is on the simulated clock
-    rate: str = "ops_per_sim_s"
+    rate: str = OPS_RATE
 
 
 @dataclass(frozen=True)

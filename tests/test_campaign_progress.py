@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from lockstudy.campaign.progress import Progress
-from lockstudy.campaign.store import RunDir, RunStatus, State
+from lockstudy.campaign.store import RunDir, RunStatus, State, claimed_by
 
 
 class Clock:
@@ -47,3 +47,8 @@ def test_a_running_run_says_who_runs_it_and_for_how_long(tmp_path: Path) -> None
     assert status.state == State.RUNNING
     assert status.reason.startswith("attempt 2, node7 pid 99, for 1h02m"), status.reason
     assert run.status(max_attempts=2).state == State.DEAD  # the lock died with its holder: a claim without a result
+
+
+def test_a_claim_names_its_slurm_job_whether_running_or_dead() -> None:
+    assert claimed_by({"host": "node7", "pid": 99}) == "node7 pid 99"
+    assert claimed_by({"host": "node7", "pid": 99, "slurm_job_id": "41"}) == "node7 pid 99, Slurm job 41"

@@ -71,6 +71,14 @@ def format_seconds(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
+def claimed_by(claim: dict[str, Any]) -> str:
+    """The worker a claim names: host and pid, and its Slurm job when it has one."""
+    where = f"{claim.get('host')} pid {claim.get('pid')}"
+    if claim.get("slurm_job_id"):
+        where += f", Slurm job {claim['slurm_job_id']}"
+    return where
+
+
 class RunDir:
     def __init__(self, campaign_dir: Path, run_id: str) -> None:
         self.path = campaign_dir / "runs" / run_id
@@ -115,7 +123,7 @@ class RunDir:
         claim = read_json(self.claim_file) if self.claim_file.exists() else None
         if not isinstance(claim, dict):
             return ""
-        where = f"attempt {claim.get('attempt', '?')}, {claim.get('host', '?')} pid {claim.get('pid', '?')}"
+        where = f"attempt {claim.get('attempt', '?')}, {claimed_by(claim)}"
         started = claim.get("started")
         if isinstance(started, (int, float)):
             where += f", for {format_seconds(time.time() - started)}"
@@ -132,10 +140,7 @@ class RunDir:
         if self.claim_file.exists():
             claim = read_json(self.claim_file)
             if result is None or result.get("attempt", 0) < claim.get("attempt", 0):
-                where = f"{claim.get('host')} pid {claim.get('pid')}"
-                if claim.get("slurm_job_id"):
-                    where += f", Slurm job {claim['slurm_job_id']}"
-                return RunStatus(self.run_id, State.DEAD, len(attempts), f"{WORKER_DIED} ({where})")
+                return RunStatus(self.run_id, State.DEAD, len(attempts), f"{WORKER_DIED} ({claimed_by(claim)})")
         if queued and (result is None or result.get("status") != "ok"):
             return RunStatus(self.run_id, State.QUEUED, len(attempts))
         if result is None:
