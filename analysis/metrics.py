@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ import pandas as pd
 
 from analysis.runs import CAMPAIGN_OUT, Results, RunStats
 from lockstudy.files import read_toml, typed_field
+from lockstudy.run_spec import parse_run_spec
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "metrics.toml"
 HIERARCHIES = ("classic", "ruby")
@@ -65,11 +66,20 @@ class MetricRule:
 
 
 @dataclass(frozen=True)
+class CopiesArgument:
+    """The run-spec argument that is a testcase's number of copies, when its JSON has none."""
+
+    argument: str
+    default: int
+
+
+@dataclass(frozen=True)
 class MetricRules:
     rules: tuple[MetricRule, ...]
     derived: dict[str, tuple[str, ...]]
     normalisers: dict[str, str]  # suffix ("per_op") -> guest count column ("ops")
     normalised: tuple[str, ...]
+    copies_arguments: dict[str, CopiesArgument] = field(default_factory=dict)  # testcase -> its copies
 
     def of(self, hierarchy: str) -> list[MetricRule]:
         return [rule for rule in self.rules if rule.hierarchy == hierarchy]
@@ -127,7 +137,13 @@ def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
     if unknown:
         raise MetricsError(f"{path}: normalise.metrics: {unknown} are not metrics of this file")
     normalisers = {key: value for key, value in normalise.items() if key != "metrics"}
-    return MetricRules(tuple(rules), derived, normalisers, normalised)
+    copies_arguments = {}
+    for testcase, entry in _field(data, "copies_argument", dict, str(path)).items():
+        where = f"{path}: copies_argument.{testcase}"
+        if not isinstance(entry, dict):
+            raise MetricsError(f"{where}: expected a table {{ argument = ..., default = ... }}, got {entry!r}")
+        copies_arguments[testcase] = CopiesArgument(_field(entry, "argument", str, where), _field(entry, "default", int, where))
+    return MetricRules(tuple(rules), derived, normalisers, normalised, copies_arguments)
 
 
 def _by_stat(run: RunStats, roi: int) -> dict[str, dict[str, float]]:
@@ -217,6 +233,25 @@ def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
     }
 
 
+def copies_of(guest: dict[str, Any], spec: str | None, roi: int, rules: MetricRules) -> float:
+    """How many copies of the testcase ran: its JSON's, else its run-spec argument (dbench's clients)."""
+    if "copies" in guest:
+        return float(guest["copies"])
+    copies = rules.copies_arguments.get(str(guest.get("testcase")))
+    if copies is None or not spec:
+        return math.nan
+    items = parse_run_spec(spec)
+    if roi >= len(items) or items[roi].testcase != guest.get("testcase"):
+        raise MetricsError(
+            f"run spec {spec!r}: ROI {roi} ran {guest.get('testcase')!r}, which is not the spec's item {roi}"
+        )
+    value = items[roi].params.get(copies.argument, copies.default)
+    try:
+        return float(value)
+    except ValueError:
+        raise MetricsError(f"run spec {spec!r}: {copies.argument}={value!r} is not a number of copies") from None
+
+
 def _ratio(numerator: float, denominator: float) -> float:
     if math.isnan(numerator) or math.isnan(denominator) or denominator == 0:
         return math.nan
@@ -261,7 +296,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             "boot_args": " ".join(provenance.get("boot_args", []) or []),
             "variant": variant_of(result, guest),
             "testcase": guest.get("testcase"),
-            "copies": guest.get("copies", math.nan),
+            "copies": copies_of(guest, provenance.get("run_spec"), roi, rules),
             "run_spec": provenance.get("run_spec"),
             "roi_cpu": provenance.get("roi_cpu"),
             "sim_seconds": run.value(roi, "simSeconds"),

@@ -106,6 +106,33 @@ def test_a_testcases_own_scalar_measures_become_columns() -> None:
     assert row["coherence_requests_per_sim_s"] == row["coherence_requests"] / row["sim_seconds"]
 
 
+INIT = Path(__file__).resolve().parents[1] / "disk-image" / "overlay" / "init"
+
+
+def test_a_runtimed_testcase_has_its_copies_from_the_run_spec() -> None:
+    rules = metrics.load_metric_rules()
+    dbench = {"testcase": "dbench", "ops": 0, "ops_unit": ""}
+    spec = "fsmix:threads=8+dbench:clients=4,seconds=2"
+    assert metrics.copies_of(dbench, spec, 1, rules) == 4.0
+    assert metrics.copies_of(dbench, "dbench:clients=8,seconds=2", 0, rules) == 8.0  # not averaged with 4
+    assert metrics.copies_of({"testcase": "fsmix", "copies": 8}, spec, 0, rules) == 8.0  # its own JSON first
+    assert math.isnan(metrics.copies_of({"testcase": "dd1b"}, "dd1b:count=10", 0, rules))
+    with pytest.raises(metrics.MetricsError, match="ROI 0 ran 'dbench'.*not the spec's item 0"):
+        metrics.copies_of(dbench, spec, 0, rules)
+    with pytest.raises(metrics.MetricsError, match="clients='many' is not a number"):
+        metrics.copies_of(dbench, "dbench:clients=many", 0, rules)
+
+
+def test_a_runtimed_testcases_default_copies_are_inits() -> None:
+    """The default the metrics assume is the one /init gives the program, read from /init itself."""
+    init = INIT.read_text()
+    for testcase, copies in metrics.load_metric_rules().copies_arguments.items():
+        found = re.search(rf'\$\(ls_arg "\$args" {copies.argument} (\d+)\)', init)
+        assert found, f"{INIT} sets no default for {testcase}'s {copies.argument}="
+        assert int(found.group(1)) == copies.default
+        assert metrics.copies_of({"testcase": testcase}, testcase, 0, metrics.load_metric_rules()) == copies.default
+
+
 def test_a_zero_denominator_gives_nan_not_infinity() -> None:
     row = row_of(RUBY)
     assert metrics._ratio(row["invalidations"], 0.0) != metrics._ratio(row["invalidations"], 0.0)
@@ -134,6 +161,8 @@ def write_rules(tmp_path: Path, old: str, new: str) -> Path:
         ("sub = 'samples'\ncombine = \"sum\"", "sub = 'samples'\ncombine = \"max\"", r"metric\[0\]\.combine: 'max' is not one of"),
         ("combine = \"sum\"\nrequired = true", "combine = \"sum\"\nrequired = \"yes\"", r"metric\[0\]\.required: expected bool, got 'yes'"),
         ("coherence_requests = [", 'coherence_requests = ["nonsense", ', r"derived\.coherence_requests: \['nonsense'\]"),
+        ("default = 2 }", 'default = "two" }', r"copies_argument\.dbench\.default: expected int, got 'two'"),
+        ('dbench = { argument = "clients", default = 2 }', 'dbench = "clients"', r"copies_argument\.dbench: expected a table"),
     ],
 )
 def test_a_bad_metrics_file_names_file_and_field(tmp_path: Path, old: str, new: str, message: str) -> None:
