@@ -229,7 +229,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
     section.paragraphs.append(
         f"For each claim of a seed (configuration a against b), our runs of the seed's study: "
         f"`{seed_comparison.OUR_METRIC}` of each workload (or the workload's own rate where it counts no operations: "
-        f"the claims table's `rate`), the mean over repeats. Our direction is `same` "
+        f"the claims table's `rate`), the mean over repeats, judged once per ROI CPU model and per copy count "
+        f"(`copies`) unless the claim names its threads. Our direction is `same` "
         f"within {tolerance:.0%} (analysis/data/seeds.toml [agreement]). A claim is about which configuration "
         "is better; the seeds measured throughput, time or jobs per minute, we measure operations per "
         "simulated second of the ROI, so ratios are shown side by side but only directions are judged."
@@ -247,6 +248,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
             case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
             if judged[seed_comparison.CPU_MODEL].nunique() > 1:
                 case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
+            if judged[seed_comparison.COPIES].nunique() > 1:
+                case += judged[seed_comparison.COPIES].map(lambda n: "" if pd.isna(n) else f", {n:g} copies")
             judged = judged.assign(case=case)
             sub.figures.append(
                 plots.claim_ratios(judged, key="case", title=f"Seed {seed.id}: a / b, published and ours",

@@ -15,6 +15,11 @@ Configurations map onto our runs by the seed's match keys:
   cpus, nodes -> the machine's size; threads -> the testcase's copies
 A study `<seed study>-<anything>` belongs to the seed's study (campaigns
 split a study per size when its thread count follows the size).
+
+Runs are never averaged across what a claim does not name: a claim is
+judged once per ROI CPU model (the main one first) and, unless threads
+is one of its match keys, once per number of copies its runs of a and b
+ran (dbench with 4 and with 8 clients: two judgements, not one mean).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ OUR_BETTER = "higher"
 UP_KERNEL = "up"
 SIZE_KEYS = {"cpus": "cpus", "nodes": "nodes", "threads": "copies"}
 CPU_MODEL = "roi_cpu"  # the metrics table's column: the CPU model of the ROI
+COPIES = SIZE_KEYS["threads"]  # the metrics table's column: copies of the testcase that ran
 # The CPU model of every study (campaigns' default); claims are judged
 # separately for each model a seed's runs used, this one first.
 MAIN_CPU_MODEL = "timing"
@@ -65,7 +71,11 @@ def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd
     return rows, ""
 
 
-def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload, tolerance: float, cpu_model: str = "") -> dict[str, Any]:
+def compare_claim(
+    rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload, tolerance: float, cpu_model: str = ""
+) -> list[dict[str, Any]]:
+    """One judgement of a claim on one workload's runs: one per copy count of its runs of a and b
+    unless the claim names its threads (they are then one of its match keys)."""
     ours = rows[rows["testcase"] == workload.name]
     a_rows, a_missing = matching(ours, seed, claim.a)
     b_rows, b_missing = matching(ours, seed, claim.b)
@@ -74,6 +84,7 @@ def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Worklo
         "claim": claim.id + (" (headline)" if claim.headline else ""),
         "workload": workload.name,
         CPU_MODEL: cpu_model,
+        COPIES: math.nan,
         "rate": workload.rate,
         "published": claim.direction,
         "published_ratio": claim.ratio,
@@ -85,16 +96,43 @@ def compare_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Worklo
     }
     if a_rows.empty or b_rows.empty:
         row["verdict"] = "not run: " + "; ".join(f"{side}: {why}" for side, why in (("a", a_missing), ("b", b_missing)) if why)
-        return row
+        return [row]
     if workload.rate not in ours:
         row["verdict"] = f"runs without a rate (no column {workload.rate!r} in the metrics table)"
-        return row
+        return [row]
+    counts = copy_counts(a_rows, b_rows, seed)
+    if not counts:
+        return [judged(row, claim, workload, a_rows, b_rows, tolerance)]
+    out = []
+    for copies in counts:
+        a_of, b_of = a_rows[a_rows[COPIES] == copies], b_rows[b_rows[COPIES] == copies]
+        of_count = dict(row, **{COPIES: copies})
+        if a_of.empty or b_of.empty:
+            side = "a" if a_of.empty else "b"
+            of_count["verdict"] = f"not run: {side}: no run with {COPIES}={copies:g}"
+            out.append(of_count)
+        else:
+            out.append(judged(of_count, claim, workload, a_of, b_of, tolerance))
+    return out
+
+
+def copy_counts(a_rows: pd.DataFrame, b_rows: pd.DataFrame, seed: Seed) -> list[float]:
+    """The copy counts a claim is judged at, one judgement each; [] when the claim names its
+    threads itself (a match key) or the runs do not say."""
+    if "threads" in seed.match_keys or COPIES not in a_rows or COPIES not in b_rows:
+        return []
+    return sorted({float(c) for c in pd.concat([a_rows[COPIES], b_rows[COPIES]]).dropna()})
+
+
+def judged(row: dict[str, Any], claim: Claim, workload: Workload, a_rows: pd.DataFrame, b_rows: pd.DataFrame, tolerance: float) -> dict[str, Any]:
+    """`row` with our mean rate of a and of b, our direction and the verdict."""
+    row = dict(row)
     a, b = float(a_rows[workload.rate].mean()), float(b_rows[workload.rate].mean())
     if not (math.isfinite(a) and math.isfinite(b)) or b == 0:
         row["verdict"] = f"runs without a rate ({workload.rate} of a: {a}, of b: {b})"
         return row
     direction = claim_direction(a, b, OUR_BETTER, tolerance)
-    row.update(ours_a=a, ours_b=b, ours_ratio=a / b if b else math.nan, ours=direction)
+    row.update(ours_a=a, ours_b=b, ours_ratio=a / b, ours=direction)
     row["verdict"] = "agrees" if direction == claim.direction else "disagrees"
     return row
 
@@ -105,10 +143,11 @@ def comparison_table(table: pd.DataFrame, seed: Seed, tolerance: float) -> pd.Da
         rows = rows[rows[SIZE_KEYS[key]] == value]
     models = cpu_models(rows)
     out = [
-        compare_claim(rows if not model else rows[rows[CPU_MODEL] == model], seed, claim, workload, tolerance, model)
+        judgement
         for claim in seed.claims
         for workload in seed.workloads
         for model in models
+        for judgement in compare_claim(rows if not model else rows[rows[CPU_MODEL] == model], seed, claim, workload, tolerance, model)
     ]
     return pd.DataFrame(out)
 

@@ -109,3 +109,26 @@ def test_a_workload_without_operations_is_judged_on_its_own_rate() -> None:
     judged = frame[(frame["workload"] == "dbench") & frame["ours_ratio"].notna()]
     assert not judged.empty and set(judged["rate"]) == {"metrics.throughput_mb_s"}
     assert set(judged["ours"]) == {"same"}  # 1.4% apart
+    assert set(judged["copies"]) == {4.0}
+
+
+def test_claims_are_judged_per_copy_count_unless_the_claim_names_its_threads() -> None:
+    padding, hbo = SEEDS["000"], SEEDS["002"]
+    dbench = next(w for w in padding.workloads if w.name == "dbench")
+
+    def run8(build: str, clients: int, mb_s: float) -> dict:
+        return {"study": "padding-dbench", "boot_args": "", "kernel_build": build, "nodes": 1, "cpus": 8, "copies": clients,
+                "testcase": "dbench", "roi_cpu": "timing", seed_comparison.OUR_METRIC: float("nan"), dbench.rate: mb_s}  # fmt: skip
+
+    runs = [run8("smp", 4, 216.0), run8("smp-packed", 4, 219.0), run8("smp", 8, 260.0), run8("smp-packed", 8, 200.0)]
+    frame = seed_comparison.comparison_table(pd.DataFrame(runs), padding, 0.02)
+    headline = frame[(frame["workload"] == "dbench") & frame["ours_ratio"].notna() & frame["claim"].str.endswith("(headline)")]
+    assert list(headline["copies"]) == [4.0, 8.0]
+    assert list(headline["ours"]) == ["same", "a_better"]  # not the mean of 4 and 8 clients
+    assert "threads" in hbo.match_keys
+    both = pd.DataFrame({"copies": [4, 8]})
+    assert seed_comparison.copy_counts(both, both, hbo) == []  # its threads are a match key: the claim names them
+    assert seed_comparison.copy_counts(both, both, padding) == [4.0, 8.0]
+    only_a = seed_comparison.comparison_table(pd.DataFrame(runs[:3]), padding, 0.02)
+    eight = only_a[(only_a["workload"] == "dbench") & (only_a["copies"] == 8.0)]
+    assert not eight.empty and set(eight["verdict"]) == {"not run: b: no run with copies=8"}  # a is the padded build
