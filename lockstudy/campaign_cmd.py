@@ -113,10 +113,14 @@ def print_dry_run(campaign: Campaign, whole_count: int) -> int:
     runs = campaign.runs
     chosen = "" if len(runs) == whole_count else f" of {whole_count} (the chosen studies)"
     print(f"campaign {campaign.name}: {len(runs)} run(s){chosen}")
-    print(f"{'run id':<17} {'study':<16} {'machine':<12} {'size':<9} {'kernel':<10} {'cpu':<7} boot / run")
+    study_width = max([len("study"), *(len(spec.study) for spec in runs)])
+    print(f"{'run id':<17} {'study':<{study_width}} {'machine':<12} {'size':<9} {'kernel':<10} {'cpu':<7} boot / run")
     for spec in runs:
         size = f"{spec.size} {spec.size_unit}"
-        print(f"{spec.run_id:<17} {spec.study:<16} {spec.machine:<12} {size:<9} {spec.kernel_build:<10} {spec.cpu_model:<7} {' '.join(spec.boot) or '-'} / {spec.run}")
+        print(
+            f"{spec.run_id:<17} {spec.study:<{study_width}} {spec.machine:<12} {size:<9} {spec.kernel_build:<10} "
+            f"{spec.cpu_model:<7} {' '.join(spec.boot) or '-'} / {spec.run}"
+        )
     checkpoints: dict[str, list[str]] = {}
     for spec in runs:
         checkpoints.setdefault(digest(spec.boot_identity()), []).append(spec.run_id)
