@@ -124,11 +124,12 @@ def print_dry_run(campaign: Campaign, whole_count: int) -> int:
     checkpoints: dict[str, list[str]] = {}
     for spec in runs:
         checkpoints.setdefault(digest(spec.boot_identity()), []).append(spec.run_id)
+    # Not the checkpoint folders' names: those also digest the built kernel, image and gem5.
     print(f"\n{len(checkpoints)} boot checkpoint(s), each shared by the runs that boot the same way:")
-    for key, members in checkpoints.items():
+    for members in checkpoints.values():
         sample = next(s for s in runs if s.run_id == members[0])
         boot = " ".join(sample.boot) or "(default boot)"
-        print(f"  {key}  {sample.machine} {sample.size} {sample.size_unit}, {sample.kernel_build}, {boot}: {len(members)} run(s)")
+        print(f"  {sample.machine} {sample.size} {sample.size_unit}, {sample.kernel_build}, {boot}: {len(members)} run(s)")
     return 0
 
 
