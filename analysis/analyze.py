@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results_dir", type=Path, help="folder of runs (run.py output folders, or a campaign folder)")
-    parser.add_argument("--jobs", type=int, default=None, help="processes reading stats files (default: one per CPU)")
+    parser.add_argument("--jobs", type=int, default=None, help="processes reading stats files and ROI traces (default: one per CPU)")
     parser.add_argument(
         "--exclude-unreadable",
         action="store_true",
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_UNREADABLE
     written += write_table(coherence, out, "metrics")
     written += write_table(bound_table(coherence), out, "handoff_bound")
-    lock_events, lock_summary = lock_tables(results)
+    lock_events, lock_summary = lock_tables(results, args.jobs)
     if not lock_summary.empty:
         written += write_table(lock_events, out, "lock_events")
         written += write_table(lock_summary, out, "locks")

@@ -48,7 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("results_dir", help="folder of runs (run.py output folders, or a campaign folder)")
-    parser.add_argument("--jobs", type=int, default=None, help="processes reading stats files (default: one per CPU)")
+    parser.add_argument("--jobs", type=int, default=None, help="processes reading stats files and ROI traces (default: one per CPU)")
     parser.add_argument(
         "--exclude-unreadable",
         action="store_true",

@@ -34,7 +34,8 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.protocol_trace import TracedLock, attribute_trace
+from analysis.protocol_trace import Attribution, TracedLock
+from analysis.trace_attribution import TraceJob, attribute_all
 from analysis.runs import Results, RunStats
 from lockstudy.files import read_toml, typed_field
 
@@ -121,15 +122,25 @@ def _handoffs(result: dict[str, Any]) -> float:
     return total
 
 
-def run_lock_tables(run: RunStats) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(event rows, summary rows) of one run; empty when it has no trace or no registry."""
+def trace_job(run: RunStats) -> TraceJob | None:
+    """What attributing the run's trace needs; None when it has no trace or no registry."""
     trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
     locks = registered_locks(run.info.result)
     if trace is None or not trace.is_file() or not locks:
-        return [], []
+        return None
     locks += static_locks(run.info.result, locks)
     line_bytes = int(run.info.result["provenance"]["machine"]["line_bytes"])
-    attribution = attribute_trace(trace, locks, line_bytes)
+    return TraceJob(run.info.run_id, trace, tuple(locks), line_bytes)
+
+
+def run_lock_tables(run: RunStats, attribution: Attribution | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(event rows, summary rows) of one run; empty when it has no trace or no registry."""
+    job = trace_job(run)
+    if job is None:
+        return [], []
+    if attribution is None:
+        attribution = attribute_all([job], processes=1)[job.key]
+    locks, line_bytes = job.locks, job.line_bytes
     events: list[dict[str, Any]] = []
     per_line: dict[int, Counter[tuple[str, str]]] = {}
     for (line, controller, _version, event), count in attribution.events.items():
@@ -164,11 +175,14 @@ def run_lock_tables(run: RunStats) -> tuple[list[dict[str, Any]], list[dict[str,
     return events, summary
 
 
-def lock_tables(results: Results) -> tuple[pd.DataFrame, pd.DataFrame]:
+def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The event and summary tables of every traced run (traces read by `processes` at once)."""
+    jobs = [job for job in map(trace_job, results.runs.values()) if job is not None]
+    attributions = attribute_all(jobs, processes)
     events: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     for run_id in sorted(results.runs):
-        more_events, more_summary = run_lock_tables(results.runs[run_id])
+        more_events, more_summary = run_lock_tables(results.runs[run_id], attributions.get(run_id))
         events += more_events
         summary += more_summary
     return pd.DataFrame(events), pd.DataFrame(summary)

@@ -160,3 +160,12 @@ def test_a_real_gem5_trace_is_attributed_as_a_plain_count_says() -> None:
     assert requests == len(begins) > 0
     all_lines = {int(lock["physical"], 16) // line_bytes * line_bytes for lock in registry}
     assert attribution.lines_on_locks == sum(1 for line in text if any(f"line 0x{a:x}]" in line for a in all_lines))
+
+
+def test_a_line_whose_tick_is_no_number_is_refused_with_its_line(tmp_path: Path) -> None:
+    """Lines are counted without their tick; a tick that is not a number still stops the attribution."""
+    path = tmp_path / "trace.txt"
+    bad_tick = TRACE[1].replace(" 1500 ", " 15x0 ")
+    path.write_text("\n".join([*TRACE[:3], bad_tick, *TRACE[3:]]) + "\n")
+    with pytest.raises(TraceFormatError, match=rf"{path}:4: "):
+        attribute_trace(path, [LOCK], LINE_BYTES)
