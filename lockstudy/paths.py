@@ -15,14 +15,17 @@ def build_dir() -> Path:
     return Path(os.environ.get("LOCKSTUDY_BUILD", ROOT / "build"))
 
 
+CACHE_VARIABLE = "LOCKSTUDY_CACHE"
+
+
 def cache_dir() -> Path:
-    """Caches shared by every checkout on this machine (ccache, sources).
+    """Caches shared by every checkout on this machine (ccache, sources, trace attributions).
 
     Kept outside the clone so that a fresh clone (as CI makes) rebuilds
     the kernel from a warm compiler cache.
     """
-    if "LOCKSTUDY_CACHE" in os.environ:
-        return Path(os.environ["LOCKSTUDY_CACHE"])
+    if CACHE_VARIABLE in os.environ:
+        return Path(os.environ[CACHE_VARIABLE])
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "lockstudy"
