@@ -248,7 +248,7 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
             case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
             if judged[seed_comparison.CPU_MODEL].nunique() > 1:
                 case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
-            if judged[seed_comparison.COPIES].nunique() > 1:
+            if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL])[seed_comparison.COPIES].nunique().max() > 1:
                 case += judged[seed_comparison.COPIES].map(lambda n: "" if pd.isna(n) else f", {n:g} copies")
             judged = judged.assign(case=case)
             sub.figures.append(

@@ -102,7 +102,7 @@ def compare_claim(
         return [row]
     counts = copy_counts(a_rows, b_rows, seed)
     if not counts:
-        return [judged(row, claim, workload, a_rows, b_rows, tolerance)]
+        return [judged(dict(row, **{COPIES: one_count(a_rows, b_rows)}), claim, workload, a_rows, b_rows, tolerance)]
     out = []
     for copies in counts:
         a_of, b_of = a_rows[a_rows[COPIES] == copies], b_rows[b_rows[COPIES] == copies]
@@ -116,12 +116,25 @@ def compare_claim(
     return out
 
 
+def _counts(rows: pd.DataFrame) -> set[float]:
+    return {float(c) for c in rows[COPIES].dropna()} if COPIES in rows else set()
+
+
 def copy_counts(a_rows: pd.DataFrame, b_rows: pd.DataFrame, seed: Seed) -> list[float]:
-    """The copy counts a claim is judged at, one judgement each; [] when the claim names its
-    threads itself (a match key) or the runs do not say."""
-    if "threads" in seed.match_keys or COPIES not in a_rows or COPIES not in b_rows:
+    """The copy counts a claim is judged at, one judgement each: every count of a and of b when
+    one side ran more than one (its runs would otherwise be averaged across them); [] when each
+    side ran one count (equal, or differing as the claim's sizes differ: a scaling claim), when
+    the claim names its threads itself (a match key) or when the runs do not say."""
+    a_counts, b_counts = _counts(a_rows), _counts(b_rows)
+    if "threads" in seed.match_keys or (len(a_counts) <= 1 and len(b_counts) <= 1):
         return []
-    return sorted({float(c) for c in pd.concat([a_rows[COPIES], b_rows[COPIES]]).dropna()})
+    return sorted(a_counts | b_counts)
+
+
+def one_count(a_rows: pd.DataFrame, b_rows: pd.DataFrame) -> float:
+    """The copy count both sides ran, or NaN when they differ or do not say."""
+    counts = _counts(a_rows) | _counts(b_rows)
+    return counts.pop() if len(counts) == 1 else math.nan
 
 
 def judged(row: dict[str, Any], claim: Claim, workload: Workload, a_rows: pd.DataFrame, b_rows: pd.DataFrame, tolerance: float) -> dict[str, Any]:

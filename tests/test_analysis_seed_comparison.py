@@ -129,6 +129,24 @@ def test_claims_are_judged_per_copy_count_unless_the_claim_names_its_threads() -
     both = pd.DataFrame({"copies": [4, 8]})
     assert seed_comparison.copy_counts(both, both, hbo) == []  # its threads are a match key: the claim names them
     assert seed_comparison.copy_counts(both, both, padding) == [4.0, 8.0]
+    four, eight = pd.DataFrame({"copies": [4]}), pd.DataFrame({"copies": [8, 8]})
+    assert seed_comparison.copy_counts(eight, four, padding) == []  # one count a side: a scaling claim's sizes
     only_a = seed_comparison.comparison_table(pd.DataFrame(runs[:3]), padding, 0.02)
     eight = only_a[(only_a["workload"] == "dbench") & (only_a["copies"] == 8.0)]
     assert not eight.empty and set(eight["verdict"]) == {"not run: b: no run with copies=8"}  # a is the padded build
+
+
+def test_a_scaling_claim_compares_two_sizes_and_their_copy_counts() -> None:
+    """004's 4-nodes-against-2 claim: a and b differ in size, so in copies (one per CPU); still one judgement."""
+    table = pd.DataFrame([
+        run("lockref-4nodes", "lockstudy.lockref=cmpxchg", 4, 27_000.0),
+        run("lockref-2nodes", "lockstudy.lockref=cmpxchg", 2, 56_000.0),
+        run("lockref-4nodes", "lockstudy.lockref=spinlock", 4, 27_000.0),
+        run("lockref-2nodes", "lockstudy.lockref=spinlock", 2, 55_000.0),
+    ])  # fmt: skip
+    frame = seed_comparison.comparison_table(table, LOCKREF, 0.02)
+    scaling = frame[frame["claim"].str.startswith("004-cmpxchg-scaling-4v2")]
+    assert not scaling.empty
+    assert set(scaling["verdict"]) == {"disagrees"}  # 4 nodes at half the throughput of 2
+    assert len(scaling) == len(set(scaling["claim"]))  # one judgement per claim, not one per copy count
+    assert scaling["copies"].isna().all()  # a ran 8 copies, b 4
