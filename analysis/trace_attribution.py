@@ -90,7 +90,7 @@ def from_json(data: dict[str, Any], job: TraceJob) -> Attribution:
 
 
 def cached(job: TraceJob) -> Attribution | None:
-    """The attribution kept next to the trace, if it was made from exactly this trace, these locks and this code."""
+    """The kept attribution of the trace, if it was made from exactly this trace, these locks and this code."""
     try:
         data = json.loads(cache_path(job.trace).read_text())
         if data.get("made_from") != made_from(job):
