@@ -195,6 +195,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
         checkpoint=plan.checkpoint_in.resolve() if plan.checkpoint_in else None,
     )
     result["kernel_command_line"] = str(board.workload.command_line)
+    plan.check_command_line(result["kernel_command_line"])
 
     control = RoiControl(plan, processor, started)
     simulator = Simulator(

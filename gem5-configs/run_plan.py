@@ -33,6 +33,10 @@ TRACE_MODES = ("off", "protocol", "classic")
 # m5-op form the guest must use: the magic instruction only works on
 # simulated CPUs, the address form (0xFFFF0000) also works under KVM.
 M5OPS_FOR_FAST_FORWARD = {"atomic": "inst", "kvm": "addr"}
+# gem5 v24 copies the x86 Linux command line into the bytes between
+# commandLineBuff (0x90000) and realModeData (0x90200) and panics at tick 0
+# when it does not fit with its NUL (src/arch/x86/linux/fs_workload.cc:66-79).
+X86_LINUX_COMMAND_LINE_MAX = 0x90200 - 0x90000 - 1
 CHECKPOINT_META = "lockstudy-checkpoint.json"
 # What a checkpoint and the run restoring it must agree on.
 CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image_sha256", "boot")
@@ -115,6 +119,18 @@ class RunPlan:
         if self.run_spec:
             ours.append(f"lockstudy.run={self.run_spec}")
         return list(board_defaults) + [arg.replace("{", "{{").replace("}", "}}") for arg in ours]
+
+    def check_command_line(self, line: str) -> None:
+        """Refuse a kernel command line gem5's x86 Linux loader cannot hold, naming what is long."""
+        if len(line) <= X86_LINUX_COMMAND_LINE_MAX:
+            return
+        longest = max(line.split(), key=len)
+        raise PlanError(
+            f"{self.instance.machine.name} at {self.instance.num_nodes if self.instance.machine.is_numa else self.instance.num_cpus} "
+            f"{'nodes' if self.instance.machine.is_numa else 'CPUs'}: the kernel command line is {len(line)} bytes; "
+            f"gem5's x86 Linux loader holds {X86_LINUX_COMMAND_LINE_MAX} (src/arch/x86/linux/fs_workload.cc). "
+            f"Its longest argument is {longest[:40]}... ({len(longest)} bytes)"
+        )
 
     def checkpoint_meta(self, kernel_sha256: str, image_sha256: str) -> dict[str, Any]:
         return {

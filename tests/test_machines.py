@@ -205,6 +205,18 @@ def plan_for(artifacts, *extra: str, outdir: Path | None = None) -> run_plan.Run
     return run_plan.make_plan(run_plan.build_parser().parse_args(argv))
 
 
+def test_a_command_line_gem5_cannot_hold_is_refused_with_its_size(artifacts) -> None:
+    """16 Altix nodes: the 16x16 distance matrix alone passes gem5 v24's 511-byte x86 command line."""
+    defaults = ["earlyprintk=ttyS0", "console=ttyS0", "lpj=7999923", "root=/dev/sda"]  # the X86Board's, as gem5 printed them
+    eight = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "8", "--run", "pft:threads=16,mb=4,iterations=1")
+    eight.check_command_line(" ".join(eight.kernel_args(defaults)))  # the sizes the study runs fit
+    sixteen = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "16", "--boot", "lockstudy.spinlock=hbo")
+    line = " ".join(sixteen.kernel_args(defaults))
+    assert len(line) > run_plan.X86_LINUX_COMMAND_LINE_MAX == 511
+    with pytest.raises(run_plan.PlanError, match=rf"altix-numa at 16 nodes: the kernel command line is {len(line)} bytes; .* holds 511 .*lockstudy\.numa=16"):
+        sixteen.check_command_line(line)
+
+
 def test_kernel_command_line_for_numa(artifacts) -> None:
     plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--boot", "lockstudy.spinlock=hbo", "--run", "kbench:duration_ms=10")
     line = plan.kernel_args(["console=ttyS0", "root={root_value}"])
