@@ -383,6 +383,11 @@ class MachineInstance:
         return self.machine.data
 
     @property
+    def size(self) -> int:
+        """The count this size was made with: CPUs (SMP) or nodes (NUMA), per machine.size_option."""
+        return self.num_nodes if self.machine.is_numa else self.num_cpus
+
+    @property
     def clock_hz(self) -> int:
         return self.data["machine"]["clock"]
 

@@ -126,8 +126,8 @@ class RunPlan:
             return
         longest = max(line.split(), key=len)
         raise PlanError(
-            f"{self.instance.machine.name} at {self.instance.num_nodes if self.instance.machine.is_numa else self.instance.num_cpus} "
-            f"{'nodes' if self.instance.machine.is_numa else 'CPUs'}: the kernel command line is {len(line)} bytes; "
+            f"{self.instance.machine.name} at {self.instance.size} {self.instance.machine.size_option}: "
+            f"the kernel command line is {len(line)} bytes; "
             f"gem5's x86 Linux loader holds {X86_LINUX_COMMAND_LINE_MAX} (src/arch/x86/linux/fs_workload.cc). "
             f"Its longest argument is {longest[:40]}... ({len(longest)} bytes)"
         )
@@ -136,7 +136,7 @@ class RunPlan:
         return {
             "machine": self.instance.machine.name,
             "machine_sha256": self.instance.machine.sha256,
-            "count": self.instance.num_cpus if not self.instance.machine.is_numa else self.instance.num_nodes,
+            "count": self.instance.size,
             "line_bytes": self.instance.line_bytes,
             "kernel_sha256": kernel_sha256,
             "image": str(self.image.resolve()),
