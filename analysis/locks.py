@@ -133,13 +133,8 @@ def trace_job(run: RunStats) -> TraceJob | None:
     return TraceJob(run.info.run_id, trace, tuple(locks), line_bytes)
 
 
-def run_lock_tables(run: RunStats, attribution: Attribution | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(event rows, summary rows) of one run; empty when it has no trace or no registry."""
-    job = trace_job(run)
-    if job is None:
-        return [], []
-    if attribution is None:
-        attribution = attribute_all([job], processes=1)[job.key]
+def run_lock_tables(job: TraceJob, attribution: Attribution, result: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(event rows, summary rows) of one traced run: its job, its trace's attribution, its result.json."""
     locks, line_bytes = job.locks, job.line_bytes
     events: list[dict[str, Any]] = []
     per_line: dict[int, Counter[tuple[str, str]]] = {}
@@ -148,8 +143,8 @@ def run_lock_tables(run: RunStats, attribution: Attribution | None = None) -> tu
     for line, counts in sorted(per_line.items()):
         names = ", ".join(lock.name for lock in attribution.lock_lines[line])
         for (controller, event), count in sorted(counts.items()):
-            events.append({"run_id": run.info.run_id, "line": f"0x{line:x}", "locks": names, "controller": controller, "event": event, "count": count})
-    handoffs = _handoffs(run.info.result)
+            events.append({"run_id": job.key, "line": f"0x{line:x}", "locks": names, "controller": controller, "event": event, "count": count})
+    handoffs = _handoffs(result)
     summary = []
     for lock in locks:
         line = lock.physical - lock.physical % line_bytes
@@ -157,7 +152,7 @@ def run_lock_tables(run: RunStats, attribution: Attribution | None = None) -> tu
         own = sum(n for (holder, on_line, _kind), n in attribution.requests.items() if on_line == line and holder == lock.name)
         other = sum(n for (holder, on_line, _kind), n in attribution.requests.items() if on_line == line and holder != lock.name)
         row = {
-            "run_id": run.info.run_id,
+            "run_id": job.key,
             "lock": lock.name,
             "line": f"0x{line:x}",
             "shares_line_with": ", ".join(o.name for o in attribution.lock_lines.get(line, ()) if o.name != lock.name),
@@ -177,12 +172,12 @@ def run_lock_tables(run: RunStats, attribution: Attribution | None = None) -> tu
 
 def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The event and summary tables of every traced run (traces read by `processes` at once)."""
-    jobs = [job for job in map(trace_job, results.runs.values()) if job is not None]
+    jobs = [job for job in (trace_job(results.runs[run_id]) for run_id in sorted(results.runs)) if job is not None]
     attributions = attribute_all(jobs, processes)
     events: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
-    for run_id in sorted(results.runs):
-        more_events, more_summary = run_lock_tables(results.runs[run_id], attributions.get(run_id))
+    for job in jobs:
+        more_events, more_summary = run_lock_tables(job, attributions[job.key], results.runs[job.key].info.result)
         events += more_events
         summary += more_summary
     return pd.DataFrame(events), pd.DataFrame(summary)
