@@ -26,6 +26,7 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,9 @@ def cache_path(trace: Path) -> Path:
     return cache_dir() / CACHE_FOLDER / f"{name}.json"
 
 
+@lru_cache(maxsize=None)
 def code_digest() -> str:
+    """The digest of protocol_trace.py: read once per process, not once per trace."""
     return hashlib.sha256(Path(protocol_trace.__file__).read_bytes()).hexdigest()
 
 
