@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from lockstudy import cpio, workloads
+from lockstudy import cpio, dbench_loadfile, workloads
 from lockstudy.files import file_sha256
 from lockstudy.console import error, info, step
 from lockstudy.paths import ROOT, build_dir
@@ -354,6 +354,7 @@ def input_files(config: ImageConfig) -> dict[str, Path]:
         "disk-image/image.toml": CONFIG_FILE,
         "disk-image/mke2fs.conf": MKE2FS_CONF,
         "lockstudy/image.py": Path(__file__),
+        "lockstudy/dbench_loadfile.py": Path(dbench_loadfile.__file__),
         "busybox": config.busybox,
         "dbench": config.dbench,
         "dbench loadfile": config.dbench_loadfile,
@@ -386,11 +387,11 @@ def up_to_date(digest: str) -> bool:
 
 
 def trimmed_loadfile(source: Path, lines: int, output: Path) -> Path:
-    with open(source, "rb") as src, open(output, "wb") as dst:
-        for count, line in enumerate(src):
-            if count >= lines:
-                break
-            dst.write(line)
+    """dbench's loadfile cut at its first balanced line at or after `lines` (see dbench_loadfile)."""
+    try:
+        dbench_loadfile.write_trimmed(source, lines, output)
+    except dbench_loadfile.LoadfileError as error:
+        raise ImageError(f"[dbench] loadfile_lines = {lines}: {error}") from None
     return output
 
 
@@ -412,6 +413,8 @@ def build_image(*, force: bool = False, jobs: int | None = None) -> Path:
         staged = scratch / "workloads"
         workloads.install(staged)
         loadfile = trimmed_loadfile(config.dbench_loadfile, config.loadfile_lines, scratch / "dbench-client.txt")
+        with open(loadfile, "rb") as kept:
+            loadfile_lines = sum(1 for _ in kept)
         nodes = manifest(config, staged, loadfile)
         content = manifest_hash(nodes)
         ext2_tmp, cpio_tmp = scratch / "rootfs.ext2", scratch / "rootfs.cpio.gz"
@@ -435,6 +438,7 @@ def build_image(*, force: bool = False, jobs: int | None = None) -> Path:
         "tools": tool_versions(),
         "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
         "programs": workloads.programs(),
+        "dbench_loadfile_lines": loadfile_lines,
         "command": "./run.sh build image",
         "build_seconds": round(seconds, 2),
     }

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from lockstudy import image, workloads
+from lockstudy import dbench_loadfile, image, workloads
 
 SPEC_SH = image.OVERLAY_DIR / "opt/lockstudy/lib/spec.sh"
 INIT = image.OVERLAY_DIR / "init"
@@ -151,7 +153,8 @@ def test_image_holds_the_programs_and_init(built: Path) -> None:
     assert entries["usr/bin/dbench"][1][:4] == b"\x7fELF"
     assert "lib64/ld-linux-x86-64.so.2" in entries and "lib/x86_64-linux-gnu/libpopt.so.0" in entries
     loadfile = entries[image.LOADFILE_IN_IMAGE][1]
-    assert loadfile.count(b"\n") == image.load_config().loadfile_lines
+    assert loadfile.count(b"\n") >= image.load_config().loadfile_lines
+    assert not dbench_loadfile.open_handles(loadfile.splitlines()), "the image's dbench loadfile leaks file handles"
     listing = subprocess.run(["debugfs", "-R", f"ls /{bindir}", str(image.ext2_path())], capture_output=True, text=True).stdout
     for program in workloads.programs():
         assert re.search(rf"\b{program}\b", listing)
@@ -241,16 +244,22 @@ def test_both_recipes_ship_the_same_programs_and_init() -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_dbench_runs_from_the_image_tree(built: Path, tmp_path: Path) -> None:
-    """dbench, its libraries, the loader and the trimmed loadfile are complete:
-    run it from the unpacked initramfs with chroot, as /init would."""
+def unpacked_image_root(where: Path) -> Path:
+    """The initramfs unpacked into `where`/root, for running its programs with chroot."""
     if os.geteuid() != 0:
         pytest.skip("chroot needs root (the image itself is built without root)")
-    root = tmp_path / "root"
+    root = where / "root"
     root.mkdir()
     archive = gzip.decompress(image.cpio_path().read_bytes())
     unpack = subprocess.run(["cpio", "-idm", "--quiet", "--no-absolute-filenames"], input=archive, cwd=root, capture_output=True)
     assert unpack.returncode == 0, unpack.stderr
+    return root
+
+
+def test_dbench_runs_from_the_image_tree(built: Path, tmp_path: Path) -> None:
+    """dbench, its libraries, the loader and the trimmed loadfile are complete:
+    run it from the unpacked initramfs with chroot, as /init would."""
+    root = unpacked_image_root(tmp_path)
     bindir = workloads.install_dir()
     argv = [
         "/usr/sbin/chroot", str(root), f"{bindir}/runtimed", "name=dbench", "seed=000", "log=/tmp/dbench.log",
@@ -260,6 +269,48 @@ def test_dbench_runs_from_the_image_tree(built: Path, tmp_path: Path) -> None:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={"PATH": "/bin:/usr/bin"})
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["metrics"]["throughput_mb_s"] > 0
+
+
+DBENCH_PASSES = 50  # enough passes to fill dbench's file table many times over if a pass leaked a handle
+DBENCH_MAX_SECONDS = 240  # all attempts together; a host slower than this fails the test rather than pass it unproven
+DBENCH_TIME_MARGIN = 1.5  # a run asks for this much more time than its rate estimate needs (the host's load varies)
+
+
+def dbench_passes(root: Path, seconds: int) -> tuple[int, str]:
+    """Run dbench (1 client) over the image's loadfile in the image's tree for
+    `seconds`; return the passes it began (its Mkdir count: line 2 of every pass) and its output."""
+    argv = ["/usr/sbin/chroot", str(root), "/usr/bin/dbench", "-c", "/" + image.LOADFILE_IN_IMAGE, "-t", str(seconds), "-D", "/scratch", "1"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60, env={"PATH": "/bin:/usr/bin"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"dbench died within its {seconds} s limit:\n{output[-2000:]}"
+    began = re.search(r"^\s*Mkdir\s+(\d+)\s", output, re.MULTILINE)
+    assert began, f"no Mkdir count in dbench's output:\n{output[-2000:]}"
+    return int(began.group(1)), output
+
+
+def test_dbench_survives_many_passes_of_the_trimmed_loadfile(built: Path, tmp_path: Path) -> None:
+    """dbench replays its loadfile in a loop; a trimmed copy that leaves file
+    handles open kills the client ("file table full") after a number of passes
+    that depends on the host's speed. Run it until one run has made at least
+    DBENCH_PASSES whole passes (each run sized from the last one's rate), on a
+    tmpfs where one exists so that passes are quick."""
+    shm = Path("/dev/shm")
+    spent, seconds, whole = 0, 2, 0
+    with tempfile.TemporaryDirectory(prefix="lockstudy-dbench-", dir=shm if os.access(shm, os.W_OK) else tmp_path) as where:
+        root = unpacked_image_root(Path(where))
+        while True:
+            began, output = dbench_passes(root, seconds)
+            spent += seconds
+            whole = began - 1
+            if whole >= DBENCH_PASSES:
+                return
+            per_second = max(whole, 1) / seconds
+            seconds = math.ceil(DBENCH_TIME_MARGIN * (DBENCH_PASSES + 1) / per_second) + 1
+            if spent + seconds > DBENCH_MAX_SECONDS:
+                pytest.fail(
+                    f"{whole} whole passes in the last run; this host makes {per_second:.2f} dbench passes/s, "
+                    f"too slow for {DBENCH_PASSES} passes within {DBENCH_MAX_SECONDS} s:\n{output[-2000:]}"
+                )
 
 
 def test_python_run_spec_is_what_init_accepts(programs: Path) -> None:
