@@ -114,8 +114,8 @@ def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_pa
 REQUESTED_LOCKS = {
     "write1b": [r"files:\d+ file_lock"],
     "fsmix": [],
-    "pft": [r"mm:\d+ mmap_lock", r"mm:\d+ mmap_lock\.wait_lock"],
-    "mmapsem": [r"mm:\d+ mmap_lock", r"mm:\d+ mmap_lock\.wait_lock"],
+    "pft": [r"mm:\d+ mmap_lock", r"mm:\d+ mmap_lock\.wait_lock", r"mm:\d+ page_table_lock"],
+    "mmapsem": [r"mm:\d+ mmap_lock", r"mm:\d+ mmap_lock\.wait_lock", r"mm:\d+ page_table_lock"],
     "samefile": [r"dentry:/scratch/samefile\.\d+/target d_lockref", r"dentry:/scratch/samefile\.\d+/target parent_d_lockref"],
     "dd1b": [],
 }
@@ -232,3 +232,20 @@ def test_padding_gives_each_hot_lock_its_own_line_and_packed_does_not(rootfs: Pa
     assert set(padded) == set(packed) and len(padded) == 6, sorted(padded)
     assert len(set(padded.values())) == len(padded), f"smp: hot locks share lines: {padded}"
     assert len(set(packed.values())) < len(packed), f"smp-packed: every hot lock on its own line: {packed}"
+
+
+def test_mm_ptlock_build_boots_and_faults_from_every_thread(rootfs: Path, tmp_path: Path) -> None:
+    """Seed 002's precondition build: pft's threads all fault under the mm's one
+    page_table_lock; the run completes, checks its faults, and the registry
+    names that lock."""
+    kernel_image = kernel_output_dir("smp-mm-ptlock") / "bzImage"
+    if not kernel_image.is_file():
+        pytest.fail(f"{kernel_image} missing: run ./run.sh setup")
+    cpus = 4
+    spec = f"pft:threads={cpus},mb=16,iterations=2"
+    result, run = guest(kernel_image, tmp_path, "mm-ptlock", cpus, f"{ROOT_ARGS} lockstudy.run={spec}", disk=image.ext2_path())
+    assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
+    (pft,) = run.results()
+    assert pft.metrics["seed_columns"]["Threads"] == cpus
+    names = [lock.name for lock in run.locks[0]]
+    assert any(re.fullmatch(r"mm:\d+ page_table_lock", n) for n in names), names

@@ -109,6 +109,18 @@ def test_torture_build_is_smp_plus_locktorture() -> None:
 
 
 @pytest.mark.kernel
+def test_mm_ptlock_build_is_smp_with_one_page_table_lock() -> None:
+    """Seed 002's precondition: split page table locks off, nothing else changed."""
+    mm_ptlock, smp = resolved_config("smp-mm-ptlock"), resolved_config("smp")
+    assert BUILDS["smp-mm-ptlock"].measurement
+    assert smp.get("CONFIG_SPLIT_PTLOCK_CPUS") == "4" and is_on(smp, "LOCKSTUDY_SPLIT_PTLOCKS")
+    # USE_SPLIT_PTE_PTLOCKS is NR_CPUS >= SPLIT_PTLOCK_CPUS (include/linux/mm_types_task.h)
+    assert int(mm_ptlock["CONFIG_SPLIT_PTLOCK_CPUS"]) > int(mm_ptlock["CONFIG_NR_CPUS"])
+    differing = {o for o in set(smp) | set(mm_ptlock) if smp.get(o) != mm_ptlock.get(o)}
+    assert differing == {"CONFIG_LOCKSTUDY_SPLIT_PTLOCKS", "CONFIG_SPLIT_PTLOCK_CPUS"}, sorted(differing)
+
+
+@pytest.mark.kernel
 def test_up_build_has_no_smp() -> None:
     config = resolved_config("up")
     assert not is_on(config, "SMP")
@@ -120,7 +132,7 @@ def test_up_build_has_no_smp() -> None:
 
 def test_every_build_is_known_to_setup() -> None:
     reasons = availability(BUILDS, SERIES.defined_kconfig_symbols())
-    assert {"smp", "smp-packed", "up", "torture"} <= set(reasons)
+    assert {"smp", "smp-packed", "smp-mm-ptlock", "up", "torture"} <= set(reasons)
     assert reasons["smp"] is None and reasons["up"] is None and reasons["torture"] is None
     for name, reason in reasons.items():
         if reason:

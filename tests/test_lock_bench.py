@@ -109,7 +109,7 @@ def test_registry_requests_add_and_clear_dynamic_locks(guest_console: str) -> No
     kinds = sorted(re.sub(r":\d+ ", ":PID ", name) for name in added)
     assert kinds == [
         "dentry:/init d_lockref", "dentry:/init parent_d_lockref",
-        "files:PID file_lock", "mm:PID mmap_lock", "mm:PID mmap_lock.wait_lock",
+        "files:PID file_lock", "mm:PID mmap_lock", "mm:PID mmap_lock.wait_lock", "mm:PID page_table_lock",
     ]  # fmt: skip
     for name in added:  # slab objects: the direct map, physical = virtual - PAGE_OFFSET
         assert requested[name].physical == requested[name].address - DIRECT_MAP_BASE, name
