@@ -20,7 +20,6 @@
 #define NSEC_PER_SEC		1000000000.0
 #define MASK_LONGS		16		/* nodes 0..1023 */
 #define MASK_BITS		(MASK_LONGS * 8 * sizeof(unsigned long))
-#define PAGES_PER_QUERY		512
 #define NODE_DIR		"/sys/devices/system/node"
 #define LINE_TEXT		4096
 #define XORSHIFT_STAR		0x2545F4914F6CDD1DULL	/* Vigna's xorshift64* multiplier */
@@ -77,33 +76,31 @@ int cal_param_node(const struct run_ctx *run, const char *name)
 	return (int)v;
 }
 
+/* get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR): the node of the page at `addr` (move_pages needs CONFIG_MIGRATION) */
+static long page_node(const void *addr, int *node)
+{
+	return syscall(SYS_get_mempolicy, node, NULL, 0UL, addr, (unsigned long)(MPOL_F_NODE | MPOL_F_ADDR));
+}
+
 int cal_page_node(const void *addr)
 {
-	void *page = (void *)((uintptr_t)addr & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1));
-	int status = -1;
+	int node = -1;
 
-	if (syscall(SYS_move_pages, 0, 1UL, &page, NULL, &status, 0))
+	if (page_node(addr, &node))
 		return -1;	/* a kernel without NUMA */
-	return status;
+	return node;
 }
 
 static void check_on_node(char *base, size_t bytes, int node)
 {
-	size_t page = sysconf(_SC_PAGESIZE), pages = bytes / page, i, k;
-	void *addr[PAGES_PER_QUERY];
-	int status[PAGES_PER_QUERY];
+	size_t page = sysconf(_SC_PAGESIZE), off;
+	int where;
 
-	for (i = 0; i < pages; i += k) {
-		size_t n = pages - i < PAGES_PER_QUERY ? pages - i : PAGES_PER_QUERY;
-
-		for (k = 0; k < n; k++)
-			addr[k] = base + (i + k) * page;
-		if (syscall(SYS_move_pages, 0, n, addr, NULL, status, 0))
-			die(errno, "move_pages (where are the pages?)");
-		for (k = 0; k < n; k++)
-			if (status[k] != node)
-				die(0, "page %zu of %zu bytes is on node %d, not on node %d",
-				    i + k, bytes, status[k], node);
+	for (off = 0; off < bytes; off += page) {
+		if (page_node(base + off, &where))
+			die(errno, "get_mempolicy (which node holds the page?)");
+		if (where != node)
+			die(0, "page %zu of %zu bytes is on node %d, not on node %d", off / page, bytes, where, node);
 	}
 }
 

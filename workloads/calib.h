@@ -15,7 +15,8 @@
  *
  * Memory placement uses the kernel's system calls directly (no libnuma):
  * mbind(MPOL_BIND) on a fresh mapping before its first touch, then
- * move_pages() with no target to read back the node of every page.
+ * get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR) to read back the node of
+ * every page (move_pages() would need CONFIG_MIGRATION).
  */
 #ifndef LOCKSTUDY_CALIB_H
 #define LOCKSTUDY_CALIB_H
@@ -56,7 +57,7 @@ int cal_param_node(const struct run_ctx *run, const char *name);
  */
 void *cal_map(size_t bytes, int node);
 
-/* The node of the page holding `addr` (move_pages), -1 without NUMA. */
+/* The node of the page holding `addr` (get_mempolicy), -1 without NUMA. */
 int cal_page_node(const void *addr);
 
 /* Pin the caller to `cpu` (die() if it cannot run there). */
