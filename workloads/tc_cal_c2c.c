@@ -189,6 +189,7 @@ static void c2c_report(const struct run_ctx *run, struct json *j)
 	json_double(j, "tsc_mhz", r->tsc_mhz);
 	json_uint(j, "timer_overhead_cycles", r->overhead);
 	json_str(j, "state", r->dirty ? "dirty" : "clean");
+	json_uint(j, "dirty", r->dirty);	/* the state as a number: tables keep numeric measures */
 	json_uint(j, "samples", r->nsamples);
 	json_int(j, "owner_cpu", r->cpu[OWNER]);
 	json_int(j, "owner_node", r->node[OWNER]);
