@@ -13,7 +13,9 @@ TITLE = "Calibration: the machines against the hardware"
 
 
 def sources_table(tables: dict[str, pd.DataFrame], published: PublishedFile) -> pd.DataFrame:
-    cited = sorted({key for frame in tables.values() for key in frame["source"] if key})
+    """Every source a row cites, in its source column or by key in its note."""
+    notes = " ".join(note for frame in tables.values() for note in frame["note"])
+    cited = sorted({key for frame in tables.values() for key in frame["source"] if key} | {key for key in published.sources if key in notes})
     return pd.DataFrame({"source": cited, "citation": [published.sources[key] for key in cited]})
 
 
