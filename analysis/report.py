@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import discussion, handoffs, plots, seed_comparison, seed_evidence, seeds
+from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
 from analysis.calibration.measured import CalibrationError
 from analysis.calibration.published import PublishedError
 from analysis.calibration.section import calibration_section
@@ -94,6 +95,8 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         "clock the guest had."
     )
     for (machine, testcase), group in table.groupby(["machine", "testcase"]):
+        if str(testcase).startswith(CALIBRATION_PREFIX):
+            continue  # a calibration ROI's ops are repetitions of one measurement: its table is the calibration section
         series = "variant" if testcase == KBENCH else "boot_args"
         points = mean_by(group.assign(boot_args=group["boot_args"].replace("", "default boot")), [series, "cpus"], "ops_per_sim_s")
         if points["cpus"].nunique() < 2:
