@@ -27,6 +27,10 @@ from typing import Any
 import pandas as pd
 
 from analysis import discussion, handoffs, plots, seed_comparison, seed_evidence, seeds
+from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
+from analysis.calibration.measured import CalibrationError
+from analysis.calibration.published import PublishedError
+from analysis.calibration.section import calibration_section
 from analysis.locks import lock_tables
 from analysis.metrics import MetricsError, metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
@@ -91,6 +95,8 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         "clock the guest had."
     )
     for (machine, testcase), group in table.groupby(["machine", "testcase"]):
+        if str(testcase).startswith(CALIBRATION_PREFIX):
+            continue  # a calibration ROI's ops are repetitions of one measurement: its table is the calibration section
         series = "variant" if testcase == KBENCH else "boot_args"
         points = mean_by(group.assign(boot_args=group["boot_args"].replace("", "default boot")), [series, "cpus"], "ops_per_sim_s")
         if points["cpus"].nunique() < 2:
@@ -321,6 +327,9 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
     sections.append(seeds_section(table, lock_summary, out, discussions))
+    calibration, calibration_tables = calibration_section(results, table)
+    if calibration is not None:
+        sections.insert(0, calibration)
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
         f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed or not finished, left out (listed under Provenance).",
@@ -328,7 +337,8 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     ]
     if campaign is not None:
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
-    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary}
+    # each machine's calibration table is <out>/<machine>.csv: results/calibration/<machine>.csv for its campaign
+    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, **calibration_tables}
     return Report(title, intro, sections, provenance(results, results_dir)), tables
 
 
@@ -363,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
-    except (RunLayoutError, MetricsError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError) as exc:
+    except (RunLayoutError, MetricsError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError,
+            CalibrationError, PublishedError) as exc:  # fmt: skip
         print(f"report: {exc}", file=sys.stderr)
         return 1
     for stem, frame in tables.items():

@@ -18,10 +18,17 @@ SMALL_ARGS: dict[str, list[str]] = {
     "pft": ["iterations=2", "warmup=1", "mb=8"],
     "mmapsem": ["iterations=40", "warmup=2", "forkevery=8"],
     "samefile": ["iterations=300", "warmup=10"],
+    "cal_latency": ["iterations=4", "warmup=1", "kib=64", "steps=256"],
+    "cal_c2c": ["iterations=32", "warmup=2"],
+    "cal_rmw": ["iterations=4", "warmup=1", "reps=64"],
+    "cal_contend": ["iterations=8", "warmup=1", "reps=16"],
+    "cal_stream": ["iterations=2", "warmup=1", "kib=256"],
 }
 OPS_PER_ITERATION = {"write1b": 1, "mmapsem": 1, "samefile": 4}
 COPY_MODES = ["threads=1", "threads=2", "processes=2"]
-THREADS_ONLY = {"pft"}
+THREADS_ONLY = {"pft", "cal_contend", "cal_stream"}
+# The calibration testcases that measure one copy, or one pair of CPUs.
+ONLY_MODES = {"cal_latency": ["threads=1"], "cal_rmw": ["threads=1"], "cal_c2c": ["threads=2"]}
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +42,12 @@ def test_every_testcase_has_small_arguments() -> None:
 
 
 def cases() -> list[tuple[str, str]]:
-    return [(tc, mode) for tc in sorted(SMALL_ARGS) for mode in COPY_MODES if not (tc in THREADS_ONLY and mode.startswith("processes"))]
+    return [
+        (tc, mode)
+        for tc in sorted(SMALL_ARGS)
+        for mode in ONLY_MODES.get(tc, COPY_MODES)
+        if not (tc in THREADS_ONLY and mode.startswith("processes"))
+    ]
 
 
 @pytest.mark.parametrize(("testcase", "mode"), cases())
