@@ -27,11 +27,13 @@ from typing import Any
 import pandas as pd
 
 from analysis import discussion, handoffs, plots, seed_comparison, seed_evidence, seeds
+from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
-from analysis.metrics import MetricsError, metrics_table
+from analysis.metrics import metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.runs import Results, RunLayoutError, load_results
 from lockstudy import publish
+from lockstudy.campaign.loader import CampaignError, load_campaign
 
 KBENCH = "kbench"
 FIGURES = "figures"
@@ -338,10 +340,8 @@ def campaign_discussions(campaign: Path) -> dict[str, discussion.Discussion]:
 
 
 def campaign_name(path: Path) -> str:
-    try:
-        return str(tomllib.loads(path.read_text())["campaign"]["name"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
-        raise RunLayoutError(f"{path}: not a campaign file with [campaign] name: {exc}") from None
+    """The campaign's name, the file checked as a launch checks it (CampaignError naming every problem)."""
+    return load_campaign(path).name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,8 +363,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
-    except (RunLayoutError, MetricsError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError) as exc:
-        print(f"report: {exc}", file=sys.stderr)
+    except INPUT_ERRORS + (CampaignError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError) as exc:
+        for line in messages(exc):
+            print(f"report: {line}", file=sys.stderr)
         return 1
     for stem, frame in tables.items():
         if not frame.empty:
