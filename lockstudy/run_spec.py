@@ -39,6 +39,7 @@ VALIDATE_SCRIPT = '. "$0"; ls_validate_run "$1" || { echo "$LS_ERROR"; exit 1; }
 TESTCASE = re.compile(r"[a-z][a-z0-9_]*")
 KEY = re.compile(r"[a-z][a-z0-9_]*")
 VALUE = re.compile(r"[A-Za-z0-9_./-]+")
+SPEC_CHARACTERS = re.compile(r"[A-Za-z0-9_./:,=+-]*")  # spec.sh's ls_validate_run: all a spec may hold
 M5OPS_FORMS = ("off", "inst", "addr")
 
 
@@ -105,6 +106,7 @@ def parse_syntax(spec: str) -> list[Item]:
         name, sep, args = text.partition(":")
         if not text or (sep and not args):
             raise RunSpecError(f"run spec {spec!r}: empty item or ':' with nothing after it")
+        Item(name).syntax()  # the name first: the messages below show it as written
         params: dict[str, str | int | float] = {}
         for word in args.split(",") if args else []:
             key, eq, value = word.partition("=")
@@ -131,6 +133,9 @@ def check_with_guest_code(spec: str, workloads_bin: Path) -> None:
     """Refuse `spec` exactly as the guest's /init would, on the host; RunSpecError with its reason."""
     if not (workloads_bin / kbench.TESTCASE).is_file():
         raise RunSpecError(f"{workloads_bin}: no built workload programs to check run specs against (./run.sh build workloads)")
+    if not SPEC_CHARACTERS.fullmatch(spec):
+        # What spec.sh says of it; a NUL could not even be passed to the shell.
+        raise RunSpecError(f"run spec {spec!r}: characters outside [A-Za-z0-9_./:,=+-]")
     result = subprocess.run(
         [*GUEST_SHELL, "-c", VALIDATE_SCRIPT, str(SPEC_LIBRARY), spec],
         env={"LS_BIN": str(workloads_bin), "PATH": "/usr/bin:/bin"},

@@ -25,7 +25,8 @@ class Problem:
     allowed: str = ""
 
     def line(self) -> str:
-        where = f"{self.file}:{self.field}" if self.field else self.file
+        field = self.field if self.field.isprintable() else self.field.encode("unicode_escape").decode("ascii")
+        where = f"{self.file}:{field}" if field else self.file
         allowed = f" ({self.allowed})" if self.allowed else ""
         return f"{where}: {self.value}: {self.wrong}{allowed}"
 
