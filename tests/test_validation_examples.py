@@ -11,6 +11,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from analysis import synthetic
 from lockstudy.paths import ROOT
 
@@ -44,46 +46,32 @@ def refused(result: subprocess.CompletedProcess[str]) -> list[str]:
     return [line.removeprefix("error: ") for line in result.stderr.splitlines()]
 
 
-def test_dry_run_refuses_a_size_the_machine_file_does_not_have(tmp_path: Path) -> None:
-    path = campaign(tmp_path, """
-        [[study]]
-        name = "sizes"
-        machine = "piii-smp"
-        cpus = [2, 3, 64]
-        run = "write1b:threads=1,iterations=100"
-    """)
-    assert refused(dry_run(path)) == [
-        f"{path}:study[0].cpus: 3: piii-smp has no size of 3 cpus (cpus: 1, 2, 4, 8)",
-        f"{path}:study[0].cpus: 64: piii-smp has no size of 64 cpus (cpus: 1, 2, 4, 8)",
-    ]
-
-
-def test_dry_run_refuses_a_negative_iteration_count(tmp_path: Path) -> None:
-    path = campaign(tmp_path, """
-        [[study]]
-        name = "negative"
-        machine = "piii-smp"
-        cpus = 2
-        run = "write1b:threads=1,iterations=-5"
-    """)
-    assert refused(dry_run(path)) == [
-        f"{path}:study[0].run: write1b:threads=1,iterations=-5: write1b: iterations=-5 is not a whole number "
-        "(a whole number in [1, 18446744073709551615])"
-    ]
-
-
-def test_dry_run_refuses_an_unknown_testcase(tmp_path: Path) -> None:
-    path = campaign(tmp_path, """
-        [[study]]
-        name = "unknown"
-        machine = "piii-smp"
-        cpus = 2
-        run = "nosuchtest:x=1"
-    """)
-    assert refused(dry_run(path)) == [
-        f"{path}:study[0].run: nosuchtest:x=1: unknown testcase 'nosuchtest' "
-        "(testcases: dbench, dd1b, fsmix, kbench, mmapsem, pft, samefile, write1b)"
-    ]
+@pytest.mark.parametrize(
+    ("study", "expected"),
+    [
+        pytest.param(
+            'machine = "piii-smp"\ncpus = [2, 3, 64]\nrun = "write1b:threads=1,iterations=100"',
+            ["study[0].cpus: 3: piii-smp has no size of 3 cpus (cpus: 1, 2, 4, 8)",
+             "study[0].cpus: 64: piii-smp has no size of 64 cpus (cpus: 1, 2, 4, 8)"],
+            id="a size the machine file does not have",
+        ),
+        pytest.param(
+            'machine = "piii-smp"\ncpus = 2\nrun = "write1b:threads=1,iterations=-5"',
+            ["study[0].run: write1b:threads=1,iterations=-5: write1b: iterations=-5 is not a whole number "
+             "(a whole number in [1, 18446744073709551615])"],
+            id="a negative iteration count",
+        ),
+        pytest.param(
+            'machine = "piii-smp"\ncpus = 2\nrun = "nosuchtest:x=1"',
+            ["study[0].run: nosuchtest:x=1: unknown testcase 'nosuchtest' "
+             "(testcases: dbench, dd1b, fsmix, kbench, mmapsem, pft, samefile, write1b)"],
+            id="an unknown testcase",
+        ),
+    ],
+)
+def test_dry_run_refuses_what_a_launch_refuses(tmp_path: Path, study: str, expected: list[str]) -> None:
+    path = campaign(tmp_path, f'[[study]]\nname = "example"\n{study}\n')
+    assert refused(dry_run(path)) == [f"{path}:{line}" for line in expected]
 
 
 def test_a_campaign_with_several_mistakes_reports_them_all_in_one_run(tmp_path: Path) -> None:
