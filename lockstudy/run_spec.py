@@ -112,6 +112,9 @@ def parse_syntax(spec: str) -> list[Item]:
             key, eq, value = word.partition("=")
             if not eq:
                 raise RunSpecError(f"{name}: {word!r} is not KEY=VALUE")
+            if key in params:
+                # The programs would disagree on it: spec.sh reads the first, the harness the last.
+                raise RunSpecError(f"{name}: key {key!r} given twice")
             params[key] = value
         item = Item(name, params)
         item.syntax()
