@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
-from analysis.runs import Results, RunLayoutError, load_results
+from analysis.runs import Results, load_results
 from lockstudy import publish
 from lockstudy.campaign.loader import CampaignError, load_campaign
 
