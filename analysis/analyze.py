@@ -14,17 +14,20 @@ import argparse
 import hashlib
 import importlib.metadata
 import json
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from analysis import config_reader, stat_rules
-from analysis.runs import ANALYSIS_DIR, RESULT_FILE, RunLayoutError, load_results
+from analysis.input_errors import INPUT_ERRORS, messages
+from analysis.runs import ANALYSIS_DIR, RESULT_FILE, load_results
 from analysis.stats_reader import default_vocabulary
 from analysis.handoffs import bound_table
 from analysis.locks import lock_tables
-from analysis.metrics import MetricsError, metrics_table
+from analysis.metrics import metrics_table
 from analysis.tidy import runs_table, stats_table, write_table
 
 EXIT_UNREADABLE = 1
@@ -68,12 +71,41 @@ def provenance(args: argparse.Namespace, runs: list[Any], excluded: list[Any], e
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    started = time.monotonic()
     try:
-        results, errors = load_results(args.results_dir, args.jobs)
-    except (RunLayoutError, stat_rules.RulesError) as exc:
-        print(f"analyze: {exc}", file=sys.stderr)
+        return analyze(args)
+    except INPUT_ERRORS as exc:
+        lines = messages(exc)
+        lines[-1] += "; nothing written"
+        for line in lines:
+            print(f"analyze: {line}", file=sys.stderr)
         return EXIT_UNREADABLE
+
+
+def write_folder(out: Path, tables: dict[str, Any], record: dict[str, Any]) -> list[Path]:
+    """Every table and provenance.json into `out`, which readers see whole or not at all.
+
+    They are written into a staging folder beside it, which then takes its
+    place: a failure midway leaves the previous analysis as it was.
+    """
+    staging = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for stem, frame in tables.items():
+            write_table(frame, staging, stem)
+        (staging / "provenance.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        previous = out.with_name(f".{out.name}.previous-{os.getpid()}")
+        if out.exists():
+            out.rename(previous)
+        staging.rename(out)
+        shutil.rmtree(previous, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return sorted(out.iterdir())
+
+
+def analyze(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    results, errors = load_results(args.results_dir, args.jobs)
     runs = sorted(results.runs.values(), key=lambda r: r.info.run_id)
     for info in results.excluded:
         print(f"excluded (status {info.status}): {info.run_id}: {info.reason or 'no reason recorded'}")
@@ -87,23 +119,19 @@ def main(argv: list[str] | None = None) -> int:
         print("analyze: no finished run to analyse (every run failed or is unreadable); nothing written", file=sys.stderr)
         return EXIT_UNREADABLE
     read_seconds = time.monotonic() - started
+    # Every table is computed before any is written: a run that fails a metric writes nothing.
     table = stats_table(runs)
-    out = args.results_dir / ANALYSIS_DIR
-    written = write_table(table, out, "stats")
-    written += write_table(runs_table(runs, results.excluded, errors), out, "runs")
-    try:
-        coherence = metrics_table(results)
-    except MetricsError as exc:
-        print(f"analyze: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    written += write_table(coherence, out, "metrics")
-    written += write_table(bound_table(coherence), out, "handoff_bound")
+    coherence = metrics_table(results)
+    tables = {
+        "stats": table,
+        "runs": runs_table(runs, results.excluded, errors),
+        "metrics": coherence,
+        "handoff_bound": bound_table(coherence),
+    }
     lock_events, lock_summary = lock_tables(results, args.jobs)
     if not lock_summary.empty:
-        written += write_table(lock_events, out, "lock_events")
-        written += write_table(lock_summary, out, "locks")
-    record = out / "provenance.json"
-    record.write_text(json.dumps(provenance(args, runs, results.excluded, errors), indent=2, sort_keys=True) + "\n")
+        tables |= {"lock_events": lock_events, "locks": lock_summary}
+    written = write_folder(args.results_dir / ANALYSIS_DIR, tables, provenance(args, runs, results.excluded, errors))
     renamed = sorted({name for name in table["renamed_from"].cat.categories if name})
     machines = table.groupby("machine", observed=True)["run_id"].nunique().to_dict()
     print(f"runs: {len(runs)} read, {len(results.excluded)} excluded (failed, killed or still running), {len(errors)} unreadable")
@@ -112,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if renamed:
         print(f"renamed from older gem5 names: {len(renamed)} (e.g. {', '.join(renamed[:3])}); see the renamed_from column")
     print(f"read in {read_seconds:.1f} s, total {time.monotonic() - started:.1f} s; vocabulary {len(default_vocabulary().names):,} names")
-    for path in [*written, record]:
+    for path in written:
         print(f"wrote {path}")
     return 0
 

@@ -33,6 +33,7 @@ with the number of distinct (lock line, controller, event) only).
 from __future__ import annotations
 
 import gzip
+import zlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -233,7 +234,10 @@ def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
     carry = b""
     with opener(path, "rb") as handle:
         while True:
-            block = handle.read(chunk_bytes)
+            try:
+                block = handle.read(chunk_bytes)
+            except (OSError, EOFError, zlib.error) as exc:  # a cut or damaged gzip stream
+                raise TraceFormatError(f"{path}: not a whole gzip stream ({exc})") from None
             data = carry + block
             cut = len(data) if not block else data.rfind(NEWLINE) + 1
             chunk, carry = data[:cut], data[cut:]

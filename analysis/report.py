@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +30,13 @@ from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
 from analysis.calibration.measured import CalibrationError
 from analysis.calibration.published import PublishedError
 from analysis.calibration.section import calibration_section
+from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
-from analysis.metrics import MetricsError, metrics_table
+from analysis.metrics import metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
-from analysis.runs import Results, RunLayoutError, load_results
+from analysis.runs import Results, load_results
 from lockstudy import publish
+from lockstudy.campaign.loader import CampaignError, load_campaign
 
 KBENCH = "kbench"
 FIGURES = "figures"
@@ -348,10 +349,8 @@ def campaign_discussions(campaign: Path) -> dict[str, discussion.Discussion]:
 
 
 def campaign_name(path: Path) -> str:
-    try:
-        return str(tomllib.loads(path.read_text())["campaign"]["name"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
-        raise RunLayoutError(f"{path}: not a campaign file with [campaign] name: {exc}") from None
+    """The campaign's name, the file checked as a launch checks it (CampaignError naming every problem)."""
+    return load_campaign(path).name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -373,9 +372,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
-    except (RunLayoutError, MetricsError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError,
-            CalibrationError, PublishedError) as exc:  # fmt: skip
-        print(f"report: {exc}", file=sys.stderr)
+    except INPUT_ERRORS + (CampaignError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError,
+                           CalibrationError, PublishedError) as exc:  # fmt: skip
+        for line in messages(exc):
+            print(f"report: {line}", file=sys.stderr)
         return 1
     for stem, frame in tables.items():
         if not frame.empty:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from analysis import result_schema
 from analysis.config_reader import ConfigError, MachineFacts, read_config
 from analysis.stat_rules import load_rules
 from analysis.stats_reader import SEPARATOR, Dump, StatsFileError, StatsReader, Vocabulary, default_vocabulary
@@ -72,11 +73,22 @@ class RunInfo:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes())
+    except UnicodeDecodeError as exc:
+        raise RunLayoutError(f"{path}: byte {exc.start}: not JSON: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise RunLayoutError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
     if not isinstance(data, dict):
         raise RunLayoutError(f"{path}: expected a JSON object")
+    return data
+
+
+def _read_result(path: Path) -> dict[str, Any]:
+    """A result.json, every field the analysis reads checked (RunLayoutError naming each problem)."""
+    data = _read_json(path)
+    wrong = result_schema.problems(path, data)
+    if wrong:
+        raise RunLayoutError("\n".join(wrong))
     return data
 
 
@@ -91,7 +103,7 @@ def discover_runs(results_dir: Path) -> list[RunInfo]:
         relative = path.parent.relative_to(results_dir)
         if relative.parts and relative.parts[0] == ANALYSIS_DIR:
             continue
-        data = _read_json(path)
+        data = _read_result(path)
         if "provenance" in data and data["provenance"].get("checkpoint_out"):
             continue  # a boot to a checkpoint (a campaign's checkpoints/ folder): no ROI, nothing to measure
         if "provenance" in data:

@@ -546,7 +546,7 @@ def load_machine(path: Path | str) -> Machine:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise MachineError(f"{path}: not valid TOML: {exc}") from None
     kind = data.get("machine", {}).get("kind") if isinstance(data.get("machine"), dict) else None
-    if kind not in SCHEMAS:
+    if not isinstance(kind, str) or kind not in SCHEMAS:
         raise MachineError(f"{path}: machine.kind: must be one of {', '.join(map(repr, KINDS))}, got {kind!r}")
     errors: list[str] = []
     checked = _check_table(SCHEMAS[kind], data, "", errors)

@@ -23,13 +23,12 @@ import machine as machines
 # The guest console protocol belongs to the image (lockstudy.guest_output);
 # run.py puts the repository root on sys.path before importing this module.
 from lockstudy import guest_output
+# The rules a campaign's runs are checked by, so run.py refuses what a campaign's dry-run refuses.
+from lockstudy.validation import runs as run_rules
 
-BOOT_PREFIX = "lockstudy."
-# Boot parameters run.py writes itself; --boot may not set them.
-RESERVED_BOOT_KEYS = ("lockstudy.numa", "lockstudy.run", "lockstudy.m5ops", "lockstudy.checkpoint")
 CPU_TYPES = ("timing", "o3")
 FAST_FORWARD_TYPES = ("atomic", "kvm")
-TRACE_MODES = ("off", "protocol", "classic")
+TRACE_MODES = run_rules.TRACES
 # m5-op form the guest must use: the magic instruction only works on
 # simulated CPUs, the address form (0xFFFF0000) also works under KVM.
 M5OPS_FOR_FAST_FORWARD = {"atomic": "inst", "kvm": "addr"}
@@ -146,14 +145,17 @@ class RunPlan:
         }
 
 
+def refuse(option: str, value: object, reasons: list[run_rules.Reason]) -> None:
+    """PlanError with the first reason a shared rule gives, as the campaign loader words it."""
+    if reasons:
+        allowed = f" ({reasons[0].allowed})" if reasons[0].allowed else ""
+        raise PlanError(f"{option}: {value}: {reasons[0].wrong}{allowed}")
+
+
 def split_boot_args(text: str) -> tuple[str, ...]:
     args = tuple(text.split())
     for arg in args:
-        key = arg.split("=", 1)[0]
-        if not arg.startswith(BOOT_PREFIX) or "=" not in arg:
-            raise PlanError(f"--boot: {arg!r} is not a lockstudy.<switch>=<value> kernel switch")
-        if key in RESERVED_BOOT_KEYS:
-            raise PlanError(f"--boot: {key}= is written by run.py (from the machine and the other options); remove it")
+        refuse("--boot", arg, run_rules.boot_reasons([arg]))
     return args
 
 
@@ -164,14 +166,12 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
     wrong = "cpus" if machine.is_numa else "nodes"
     if getattr(args, wrong) is not None:
         raise PlanError(f"--{wrong}: {machine.name} is sized with --{machine.size_option}, not --{wrong}")
+    refuse(f"--{machine.size_option}", count, run_rules.size_reasons(machine, machine.size_option, count))
     instance = machine.instance(count, args.line_bytes)
     for option, path in (("--kernel", args.kernel), ("--image", args.image)):
         if not path.is_file():
             raise PlanError(f"{option}: {path}: no such file")
-    if args.trace == "protocol" and not machine.is_numa:
-        raise PlanError(f"--trace protocol: {machine.name} uses the classic memory system; use --trace classic")
-    if args.trace == "classic" and machine.is_numa:
-        raise PlanError(f"--trace classic: {machine.name} uses Ruby; use --trace protocol")
+    refuse("--trace", args.trace, run_rules.trace_reasons(machine, args.trace))
     if any(ch.isspace() or ch == '"' for ch in args.run_spec):
         raise PlanError(f"--run: {args.run_spec!r} must not contain spaces or quotes (it becomes one kernel argument)")
     if args.checkpoint_in is not None and not (args.checkpoint_in / CHECKPOINT_META).is_file():

@@ -8,6 +8,8 @@ import sys
 
 from analysis import command as analyze_cmd
 from lockstudy import bench_cmd, build_cmd, campaign_cmd, demo_cmd, doctor, publish, setup_cmd, test_cmd
+from lockstudy.console import error
+from lockstudy.validation.problems import InputError
 
 USAGE_ERROR = 2
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
@@ -42,6 +44,10 @@ def main(argv: list[str]) -> int:
         return USAGE_ERROR
     try:
         return int(args.func(args))
+    except InputError as exc:
+        # Input the user can fix: its problems, one line each, never a traceback.
+        error(str(exc))
+        return USAGE_ERROR
     except BrokenPipeError:
         # The reader went away (`run.sh campaign ... --dry-run | head`): not an error of ours.
         # Point stdout at /dev/null so Python's exit flush does not fail again.

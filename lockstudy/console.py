@@ -20,7 +20,9 @@ def info(message: str) -> None:
 
 
 def error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr, flush=True)
+    """The message on stderr, each of its lines marked as an error (a file's problems are one line each)."""
+    for line in message.splitlines() or [""]:
+        print(f"error: {line}", file=sys.stderr, flush=True)
 
 
 class CommandFailed(RuntimeError):

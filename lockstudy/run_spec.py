@@ -5,16 +5,17 @@ The grammar is /init's (disk-image/overlay/opt/lockstudy/lib/spec.sh):
     lockstudy.run=ITEM[+ITEM...]    ITEM := TESTCASE[:KEY=VALUE[,KEY=VALUE...]]
     lockstudy.checkpoint=0|1        lockstudy.m5ops=off|inst|addr
 
-This module checks the syntax before a boot is spent on it; whether a key
-belongs to a testcase is decided by the testcase itself, in the guest
-(`PROGRAM --check`), so the two can never disagree. The exception is
-kbench, whose lock variants only the kernel knows: its parameters are
-checked here too (lockstudy/kbench.py, against kernel/variants.toml).
+This module checks the syntax before a boot is spent on it, and each
+item's testcase, keys and values against what the guest accepts
+(lockstudy/validation/testcases.py: the registry of testcases and their
+parameters, kept in step with the guest's code by a test; kbench's lock
+variants against kernel/variants.toml). `reasons()` gives every reason a
+spec is refused, so a campaign reports them all at once.
 
 `check_with_guest_code()` runs /init's own validation (spec.sh, under
 busybox sh as in the guest) on the host against the built workload
-programs: every key, range and `--check` of every testcase, before a
-campaign spends a boot on a spec the guest would refuse.
+programs: every key, range and `--check` of every testcase, a second
+opinion before a campaign spends a boot on a spec the guest would refuse.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Mapping
 
 from lockstudy import kbench
 from lockstudy.paths import ROOT
+from lockstudy.validation import testcases
 
 SPEC_LIBRARY = ROOT / "disk-image" / "overlay" / "opt" / "lockstudy" / "lib" / "spec.sh"
 GUEST_SHELL = ("/bin/busybox", "sh")  # the guest's shell (busybox-static)
@@ -37,6 +39,7 @@ VALIDATE_SCRIPT = '. "$0"; ls_validate_run "$1" || { echo "$LS_ERROR"; exit 1; }
 TESTCASE = re.compile(r"[a-z][a-z0-9_]*")
 KEY = re.compile(r"[a-z][a-z0-9_]*")
 VALUE = re.compile(r"[A-Za-z0-9_./-]+")
+SPEC_CHARACTERS = re.compile(r"[A-Za-z0-9_./:,=+-]*")  # spec.sh's ls_validate_run: all a spec may hold
 M5OPS_FORMS = ("off", "inst", "addr")
 
 
@@ -50,6 +53,16 @@ class Item:
     params: Mapping[str, str | int | float] = field(default_factory=dict)
 
     def text(self) -> str:
+        """The item as the spec writes it; RunSpecError with the first reason the guest would refuse it."""
+        text = self.syntax()
+        refused = testcases.reasons(self.testcase, self.params)
+        if refused:
+            reason = refused[0]
+            raise RunSpecError(reason.wrong + (f" ({reason.allowed})" if reason.allowed else ""))
+        return text
+
+    def syntax(self) -> str:
+        """The item as the spec writes it; RunSpecError when it breaks the grammar."""
         if not TESTCASE.fullmatch(self.testcase):
             raise RunSpecError(f"testcase {self.testcase!r}: expected [a-z][a-z0-9_]*")
         words = []
@@ -60,11 +73,6 @@ class Item:
             if not VALUE.fullmatch(shown):
                 raise RunSpecError(f"{self.testcase}: {key}={shown!r}: expected [A-Za-z0-9_./-]+")
             words.append(f"{key}={shown}")
-        if self.testcase == kbench.TESTCASE:
-            try:
-                kbench.check_params(self.params)
-            except kbench.KbenchParamError as exc:
-                raise RunSpecError(f"{self.testcase}: {exc}") from exc
         return self.testcase + (":" + ",".join(words) if words else "")
 
 
@@ -74,6 +82,23 @@ def run_spec(items: list[Item]) -> str:
 
 def parse_run_spec(spec: str) -> list[Item]:
     """The items of a lockstudy.run= value, checked as run_spec() checks them."""
+    items = parse_syntax(spec)
+    for item in items:
+        item.text()
+    return items
+
+
+def reasons(spec: str) -> list[testcases.Reason]:
+    """Every reason the guest would refuse a lockstudy.run= value (empty: it would run it)."""
+    try:
+        items = parse_syntax(spec)
+    except RunSpecError as exc:
+        return [testcases.Reason(str(exc))]
+    return [reason for item in items for reason in testcases.reasons(item.testcase, item.params)]
+
+
+def parse_syntax(spec: str) -> list[Item]:
+    """The items of a lockstudy.run= value, checked against the grammar only."""
     if not spec:
         return []
     items = []
@@ -81,14 +106,18 @@ def parse_run_spec(spec: str) -> list[Item]:
         name, sep, args = text.partition(":")
         if not text or (sep and not args):
             raise RunSpecError(f"run spec {spec!r}: empty item or ':' with nothing after it")
+        Item(name).syntax()  # the name first: the messages below show it as written
         params: dict[str, str | int | float] = {}
         for word in args.split(",") if args else []:
             key, eq, value = word.partition("=")
             if not eq:
                 raise RunSpecError(f"{name}: {word!r} is not KEY=VALUE")
+            if key in params:
+                # The programs would disagree on it: spec.sh reads the first, the harness the last.
+                raise RunSpecError(f"{name}: key {key!r} given twice")
             params[key] = value
         item = Item(name, params)
-        item.text()
+        item.syntax()
         items.append(item)
     return items
 
@@ -107,6 +136,9 @@ def check_with_guest_code(spec: str, workloads_bin: Path) -> None:
     """Refuse `spec` exactly as the guest's /init would, on the host; RunSpecError with its reason."""
     if not (workloads_bin / kbench.TESTCASE).is_file():
         raise RunSpecError(f"{workloads_bin}: no built workload programs to check run specs against (./run.sh build workloads)")
+    if not SPEC_CHARACTERS.fullmatch(spec):
+        # What spec.sh says of it; a NUL could not even be passed to the shell.
+        raise RunSpecError(f"run spec {spec!r}: characters outside [A-Za-z0-9_./:,=+-]")
     result = subprocess.run(
         [*GUEST_SHELL, "-c", VALIDATE_SCRIPT, str(SPEC_LIBRARY), spec],
         env={"LS_BIN": str(workloads_bin), "PATH": "/usr/bin:/bin"},

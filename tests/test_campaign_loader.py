@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import textwrap
 from pathlib import Path
@@ -27,7 +28,7 @@ name = "sweep"
 machine = "piii-smp"
 cpus = [2, 4]
 boot = ["lockstudy.spinlock=tas", "lockstudy.spinlock=ticket", ""]
-run = "write1b:copies=1,iterations=100"
+run = "write1b:threads=1,iterations=100"
 
 [[study]]
 name = "numa"
@@ -73,19 +74,23 @@ def test_boot_argument_order_does_not_change_the_id(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("cpus = [2, 4]", "cpus = [2, 0]"), "study[0].cpus: 0 is not a positive integer"),
-        (('machine = "piii-smp"', 'machine = "pentium9"'), "study[0].machine: no machine file pentium9.toml"),
-        (('name = "sweep"', 'name = "sweep"\ncolour = "red"'), "study[0].colour: unknown field"),
-        (('name = "numa"', 'name = "sweep"'), "study[1].name: 'sweep' names two studies"),
-        (("cpus = [2, 4]", "cpus = [2, 4]\nnodes = 2"), "study[0]: give exactly one of cpus"),
-        (("time_minutes = 30\n", ""), "study[0].resources.time_minutes: missing"),
-        (('run = "write1b:copies=1,iterations=100"', 'run = "write1b:x=1;reboot"'), "study[0].run: run spec 'write1b:x=1;reboot'"),
-        (('run = "write1b:copies=1,iterations=100"', 'run = "kbench:variant=mcs"'), "study[0].run: kbench: variant=mcs"),
-        (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas$(touch /tmp/pwned)"'), "study[0].boot: kernel argument"),
-        (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=\'tas\'"'), "study[0].boot: kernel argument"),
-        (('"lockstudy.spinlock=tas"', '"lockstudy.run=pft"'), "lockstudy.run is set by the launcher"),
-        (('name = "demo"', 'name = "de mo"'), "campaign.name: 'de mo' is not a name"),
-        (('[[study]]\nname = "numa"', '[[study]]\nname = "numa"\ncpu_model = "pentium"'), "study[1].cpu_model: 'pentium' is not one of timing, o3"),
+        (("cpus = [2, 4]", "cpus = [2, 0]"), "study[0].cpus: 0: is not a positive integer"),
+        (('machine = "piii-smp"', 'machine = "pentium9"'), "study[0].machine: pentium9: has no machine file (machines: "),
+        (('name = "sweep"', 'name = "sweep"\ncolour = "red"'), "study[0].colour: red: is an unknown field (allowed: "),
+        (('name = "numa"', 'name = "sweep"'), "study[1].name: sweep: names two studies"),
+        (("cpus = [2, 4]", "cpus = [2, 4]\nnodes = 2"), "study[0]: cpus and nodes: gives no size (exactly one of cpus"),
+        (("time_minutes = 30\n", ""), "study[0].resources.time_minutes: (missing): is required"),
+        (('run = "write1b:threads=1,iterations=100"', 'run = "write1b:x=1;reboot"'), "study[0].run: write1b:x=1;reboot: is not a run spec"),
+        (('run = "write1b:threads=1,iterations=100"', 'run = "kbench:variant=mcs"'), "study[0].run: kbench:variant=mcs: kbench: variant=mcs"),
+        (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas$(touch /tmp/pwned)"'), "study[0].boot: lockstudy.spinlock=tas$(touch: has characters outside"),
+        (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=\'tas\'"'), "study[0].boot: lockstudy.spinlock='tas': has characters outside"),
+        (('"lockstudy.spinlock=tas"', '"lockstudy.run=pft"'), "study[0].boot: lockstudy.run=pft: lockstudy.run= is written by the launch itself"),
+        (('"lockstudy.spinlock=tas"', '"nosmp"'), "study[0].boot: nosmp: 'nosmp' is not a kernel switch of the study (lockstudy.<switch>=<value>)"),
+        (('name = "demo"', 'name = "de mo"'), "campaign.name: de mo: is not a name"),
+        (('[[study]]\nname = "numa"', '[[study]]\nname = "numa"\ncpu_model = "pentium"'), "study[1].cpu_model: pentium: is not a choice (one of timing, o3)"),
+        (("cpus = [2, 4]", "cpus = [2, 3]"), "study[0].cpus: 3: piii-smp has no size of 3 cpus (cpus: 1, 2, 4, 8)"),
+        (("nodes = 2", "cpus = 2"), "study[1].cpus: 2: altix-numa is sized by nodes, not cpus (give nodes)"),
+        (("repeat = 2", "repeat = 2\ntrace = 'classic'"), "study[1].trace: classic: altix-numa uses Ruby, which writes no classic trace (off or protocol)"),
     ],
 )
 def test_bad_campaigns_are_rejected_with_file_field_and_reason(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -94,7 +99,7 @@ def test_bad_campaigns_are_rejected_with_file_field_and_reason(tmp_path: Path, c
     path = write(tmp_path, GOOD.replace(old, new, 1))
     with pytest.raises(CampaignError) as caught:
         load_campaign(path)
-    assert str(caught.value).startswith(f"{path}: ")
+    assert str(caught.value).startswith(f"{path}:")
     assert message in str(caught.value)
 
 
@@ -107,7 +112,7 @@ def test_cli_rejects_a_bad_file_before_running(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD.replace("cpus = [2, 4]", "cpus = [-1]"))
     result = subprocess.run([str(ROOT / "run.sh"), "campaign", str(path)], capture_output=True, text=True)
     assert result.returncode == 2
-    assert f"{path}: study[0].cpus: -1 is not a positive integer" in result.stderr
+    assert f"{path}:study[0].cpus: -1: is not a positive integer" in result.stderr
 
 
 def test_dry_run_lists_runs_and_shared_checkpoints(tmp_path: Path) -> None:
@@ -175,7 +180,7 @@ def test_workers_start_on_different_boot_checkpoints() -> None:
 
 @pytest.mark.kernel
 def test_a_spec_the_guest_would_refuse_stops_the_campaign_before_any_boot(tmp_path: Path) -> None:
-    from lockstudy.campaign.qemu_backend import QemuBackend
+    from lockstudy.campaign.backends import check_run_specs
 
     campaign = tmp_path / "refused.toml"
     campaign.write_text(textwrap.dedent("""
@@ -192,9 +197,14 @@ def test_a_spec_the_guest_would_refuse_stops_the_campaign_before_any_boot(tmp_pa
         kernel_build = "smp"
         run = ["write1b:threads=1,iterations=10", "dbench:clients=2,seconds=1"]
     """))
-    runs = load_campaign(campaign).runs
-    with pytest.raises(RuntimeError, match=r"study short-dbench\): run = 'dbench:clients=2,seconds=1': the guest would refuse it: .*seconds=1 is out of range \[2, 86400\]"):
-        QemuBackend().preflight(runs)
+    # The host's registry refuses it while the file loads: the dry-run and every launch.
+    with pytest.raises(CampaignError, match=r"study\[0\]\.run: dbench:clients=2,seconds=1: dbench: seconds=1 is out of range \(a whole number in \[2, 86400\]\)"):
+        load_campaign(campaign)
+    # And the guest's own code, the launch's second opinion, refuses it too.
+    runs = load_campaign(write(tmp_path, GOOD)).runs[:1]
+    refused = dataclasses.replace(runs[0], run="dbench:clients=2,seconds=1")
+    with pytest.raises(RuntimeError, match=r"run = 'dbench:clients=2,seconds=1': the guest would refuse it: .*seconds=1 is out of range \[2, 86400\]"):
+        check_run_specs([refused])
 
 
 def test_a_campaign_runs_in_chunks_of_studies() -> None:

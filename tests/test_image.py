@@ -80,6 +80,8 @@ BAD_SPECS = [
     ("pft:threads", "'threads' is not KEY=VALUE"),
     ("pft:threads=2,", "empty KEY=VALUE"),
     ("pft:Threads=2", "bad key 'Threads'"),
+    ("pft:threads=2,threads=3", "key 'threads' given twice"),
+    ("dbench:clients=-1,clients=1", "key 'clients' given twice"),
     ("samefile:dir=a*b", "characters outside"),
     ("dd1b:count=0", "count=0 is out of range"),
     ("dd1b:size=4", "unknown key 'size' for dd1b"),

@@ -2,7 +2,12 @@
 
 Every value that reaches a command line or a job script is checked against
 a narrow character set here, before anything runs; the executors quote
-them as well.
+them as well. Every run the matrix gives is then checked as the launch
+would check it (lockstudy/validation/: the machine's sizes and trace, the
+kernel switches, each run spec's testcases and parameters), so that
+`--dry-run` refuses exactly what a launch refuses. Every problem of the
+file is reported at once, one line each: `file:field: value: what is wrong
+(what is allowed)`.
 """
 
 from __future__ import annotations
@@ -12,11 +17,14 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from lockstudy import run_spec
+from lockstudy.campaign.machines import machine_module
 from lockstudy.campaign.spec import Resources, RunSpec
 from lockstudy.paths import ROOT
+from lockstudy.validation import runs as run_rules
+from lockstudy.validation.problems import InputError, Problem, Reason, shown
 
 MACHINES_DIR = ROOT / "gem5-configs" / "machines"
 KERNEL_BUILDS_FILE = ROOT / "kernel" / "builds.toml"
@@ -24,14 +32,14 @@ KERNEL_BUILDS_FILE = ROOT / "kernel" / "builds.toml"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 BOOT_ARG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(=[A-Za-z0-9_.,:/+=-]+)?$")
 RUN_SPEC = re.compile(r"^[A-Za-z0-9_.,:=+/-]+$")
-# The launcher sets these itself; a campaign must not.
-RESERVED_BOOT_ARGS = ("lockstudy.run", "lockstudy.checkpoint", "lockstudy.m5ops", "lockstudy.numa")
 
 CPU_MODELS = ("timing", "o3")
-TRACES = ("off", "protocol", "classic")
+TRACES = run_rules.TRACES
+SIZE_UNITS = ("cpus", "nodes")
 MATRIX_FIELDS = ("machine", "cpus", "nodes", "kernel_build", "boot", "run", "cpu_model", "trace")
 STUDY_FIELDS = frozenset(MATRIX_FIELDS) | {"name", "repeat", "resources", "description"}
 CAMPAIGN_FIELDS = frozenset({"name", "description", "max_attempts"})
+TOP_FIELDS = frozenset({"campaign", "defaults", "study"})
 RESOURCE_FIELDS = ("time_minutes", "memory_gb", "host_cpus")
 BUILT_IN_DEFAULTS: dict[str, Any] = {
     "kernel_build": "smp",
@@ -41,10 +49,11 @@ BUILT_IN_DEFAULTS: dict[str, Any] = {
     "repeat": 1,
 }
 DEFAULT_MAX_ATTEMPTS = 2
+MISSING = "(missing)"
 
 
-class CampaignError(ValueError):
-    """A campaign file is malformed: the message names file, field and reason."""
+class CampaignError(InputError):
+    """A campaign file is malformed: one line per problem, each naming file, field, value and reason."""
 
 
 @dataclass(frozen=True)
@@ -57,65 +66,85 @@ class Campaign:
 
 
 class _Checker:
+    """Checks values of one file, collecting a line per problem; a check returns None for a value it refused."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.lines: list[str] = []
 
-    def fail(self, where: str, reason: str) -> CampaignError:
-        return CampaignError(f"{self.path}: {where}: {reason}")
+    def fail(self, where: str, value: Any, wrong: str, allowed: str = "") -> None:
+        self.lines.append(Problem(str(self.path), where, shown(value), wrong, allowed).line())
 
-    def name(self, where: str, value: Any) -> str:
+    def refuse(self, where: str, value: Any, reasons: list[Reason]) -> bool:
+        """Record each reason against `value`; True when there was none."""
+        for reason in reasons:
+            self.fail(where, value, reason.wrong, reason.allowed)
+        return not reasons
+
+    def name(self, where: str, value: Any) -> str | None:
         if not isinstance(value, str) or not NAME.match(value):
-            raise self.fail(where, f"{value!r} is not a name (letters, digits, '.', '_', '-')")
+            self.fail(where, MISSING if value is None else value, "is not a name", "letters, digits, '.', '_', '-'")
+            return None
         return value
 
-    def positive_int(self, where: str, value: Any) -> int:
+    def positive_int(self, where: str, value: Any) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.fail(where, f"{value!r} is not a positive integer")
+            self.fail(where, value, "is not a positive integer")
+            return None
         return value
 
-    def choice(self, where: str, value: Any, choices: tuple[str, ...]) -> str:
-        if value not in choices:
-            raise self.fail(where, f"{value!r} is not one of {', '.join(choices)}")
-        return str(value)
+    def choice(self, where: str, value: Any, choices: tuple[str, ...]) -> str | None:
+        if not isinstance(value, str) or value not in choices:
+            self.fail(where, value, "is not a choice", f"one of {', '.join(choices)}")
+            return None
+        return value
 
-    def boot(self, where: str, value: Any) -> tuple[str, ...]:
+    def boot(self, where: str, value: Any) -> tuple[str, ...] | None:
         if not isinstance(value, str):
-            raise self.fail(where, f"{value!r} is not a string of kernel arguments")
+            self.fail(where, value, "is not a string of kernel arguments")
+            return None
         args = value.split()
-        for arg in args:
-            if not BOOT_ARG.match(arg):
-                raise self.fail(where, f"kernel argument {arg!r} has characters outside [A-Za-z0-9_.,:/+=-]")
-            if arg.split("=", 1)[0] in RESERVED_BOOT_ARGS:
-                raise self.fail(where, f"{arg.split('=', 1)[0]} is set by the launcher, not by a campaign")
+        bad = [arg for arg in args if not BOOT_ARG.match(arg)]
+        for arg in bad:
+            self.fail(where, arg, "has characters outside the kernel argument set", "A-Za-z0-9_.,:/+=-")
+        if bad or not self.refuse(where, value, run_rules.boot_reasons(args)):
+            return None
         return tuple(sorted(args))
 
-    def run_spec(self, where: str, value: Any) -> str:
+    def run_spec(self, where: str, value: Any) -> str | None:
         if not isinstance(value, str) or not RUN_SPEC.match(value):
-            raise self.fail(where, f"run spec {value!r} has characters outside [A-Za-z0-9_.,:=+/-]")
-        try:
-            run_spec.parse_run_spec(value)
-        except run_spec.RunSpecError as exc:
-            raise self.fail(where, str(exc)) from exc
-        return value
+            self.fail(where, value, "is not a run spec", "TESTCASE[:KEY=VALUE,...][+...] of A-Za-z0-9_.,:=+/-")
+            return None
+        return value if self.refuse(where, value, run_spec.reasons(value)) else None
 
-    def machine(self, where: str, value: Any) -> str:
+    def machine(self, where: str, value: Any) -> Any | None:
+        """The machine family (gem5-configs/machine.py) of a name, or None."""
         name = self.name(where, value)
+        if name is None:
+            return None
+        module = machine_module()
         if not (MACHINES_DIR / f"{name}.toml").is_file():
             known = sorted(p.stem for p in MACHINES_DIR.glob("*.toml"))
-            raise self.fail(where, f"no machine file {name}.toml (machines: {', '.join(known) or 'none'})")
-        return name
+            self.fail(where, name, "has no machine file", f"machines: {', '.join(known) or 'none'}")
+            return None
+        try:
+            return module.load_machine(MACHINES_DIR / f"{name}.toml")
+        except module.MachineError as exc:
+            self.lines.extend(str(exc).splitlines())
+            return None
 
-    def kernel_build(self, where: str, value: Any) -> str:
+    def kernel_build(self, where: str, value: Any) -> str | None:
         name = self.name(where, value)
         known = kernel_build_names()
-        if known and name not in known:
-            raise self.fail(where, f"unknown kernel build {name!r} (builds: {', '.join(known)})")
+        if name is not None and known and name not in known:
+            self.fail(where, name, "is not a kernel build", f"builds: {', '.join(known)}")
+            return None
         return name
 
     def known_keys(self, where: str, table: dict[str, Any], allowed: frozenset[str] | tuple[str, ...]) -> None:
-        unknown = sorted(set(table) - set(allowed))
-        if unknown:
-            raise self.fail(f"{where}.{unknown[0]}" if where else unknown[0], f"unknown field (allowed: {', '.join(sorted(allowed))})")
+        for key in sorted(set(table) - set(allowed)):
+            self.fail(f"{where}.{key}" if where else key, table[key] if isinstance(table[key], (str, int)) else "...",
+                      "is an unknown field", f"allowed: {', '.join(sorted(allowed))}")
 
 
 def kernel_build_names() -> list[str]:
@@ -133,67 +162,105 @@ def as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def load_campaign(path: Path) -> Campaign:
-    check = _Checker(path)
+def read_toml(path: Path) -> dict[str, Any]:
+    """The file's TOML; CampaignError (one line) when it cannot be read as TOML."""
     try:
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError as exc:
-        raise CampaignError(f"{path}: no such campaign file") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError(f"{path}: not valid TOML: {exc}") from exc
-    check.known_keys("", data, frozenset({"campaign", "defaults", "study"}))
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise CampaignError(Problem(str(path), "", "no such file", "a campaign file is needed").line()) from None
+    except IsADirectoryError:
+        raise CampaignError(Problem(str(path), "", "a folder", "a campaign file is needed").line()) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CampaignError(Problem(str(path), "", "not valid TOML", str(exc).replace("\n", " ")).line()) from None
+
+
+def load_campaign(path: Path) -> Campaign:
+    """The campaign of a file, every run checked; CampaignError naming every problem of the file."""
+    check = _Checker(path)
+    data = read_toml(path)
+    check.known_keys("", data, TOP_FIELDS)
     header = data.get("campaign")
+    name, max_attempts, description = None, None, ""
     if not isinstance(header, dict):
-        raise check.fail("campaign", "missing [campaign] table")
-    check.known_keys("campaign", header, CAMPAIGN_FIELDS)
-    name = check.name("campaign.name", header.get("name"))
-    max_attempts = check.positive_int("campaign.max_attempts", header.get("max_attempts", DEFAULT_MAX_ATTEMPTS))
+        check.fail("campaign", MISSING if header is None else header, "is not a table", "a [campaign] table with name")
+    else:
+        check.known_keys("campaign", header, CAMPAIGN_FIELDS)
+        name = check.name("campaign.name", header.get("name"))
+        max_attempts = check.positive_int("campaign.max_attempts", header.get("max_attempts", DEFAULT_MAX_ATTEMPTS))
+        description = str(header.get("description", ""))
     defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        check.fail("defaults", defaults, "is not a table")
+        defaults = {}
     check.known_keys("defaults", defaults, STUDY_FIELDS - {"name"})
     studies = data.get("study")
     if not isinstance(studies, list) or not studies:
-        raise check.fail("study", "a campaign needs at least one [[study]]")
+        check.fail("study", MISSING if studies is None else studies, "gives no study", "at least one [[study]]")
+        studies = []
     runs: dict[str, RunSpec] = {}
     study_names: set[str] = set()
     for index, study in enumerate(studies):
-        specs = expand_study(check, f"study[{index}]", {**BUILT_IN_DEFAULTS, **defaults}, study)
-        if specs[0].study in study_names:
-            raise check.fail(f"study[{index}].name", f"{specs[0].study!r} names two studies")
-        study_names.add(specs[0].study)
+        where = f"study[{index}]"
+        specs = expand_study(check, where, {**BUILT_IN_DEFAULTS, **defaults}, study)
+        if isinstance(study, dict) and isinstance(study.get("name"), str):
+            if study["name"] in study_names:
+                check.fail(f"{where}.name", study["name"], "names two studies")
+            study_names.add(study["name"])
         for spec in specs:
             # The same run declared by two studies is one run.
             runs.setdefault(spec.run_id, spec)
-    return Campaign(name, str(header.get("description", "")), path, max_attempts, list(runs.values()))
+    if check.lines:
+        raise CampaignError.of(check.lines)
+    assert name is not None and max_attempts is not None
+    return Campaign(name, description, path, max_attempts, list(runs.values()))
+
+
+def axis(check: _Checker, where: str, raw: Any, checker: Callable[[str, Any], Any]) -> list[Any]:
+    """The checked values of one matrix axis (a value or a list of them); refused ones are left out."""
+    values = as_list(raw)
+    if not values:
+        check.fail(where, raw, "an empty list gives no runs", "one value or a list of them")
+    checked = [checker(where, value) for value in values]
+    return [value for value in checked if value is not None]
 
 
 def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: Any) -> list[RunSpec]:
+    """The runs of one [[study]]; none when any of its fields is refused (the checker says why)."""
     if not isinstance(study, dict):
-        raise check.fail(where, "a [[study]] must be a table")
+        check.fail(where, study, "is not a table", "a [[study]] table")
+        return []
+    found = len(check.lines)
     check.known_keys(where, study, STUDY_FIELDS)
     name = check.name(f"{where}.name", study.get("name"))
     merged = {**defaults, **study}
-    if ("cpus" in merged) == ("nodes" in merged):
-        raise check.fail(where, "give exactly one of cpus (bus machines) or nodes (NUMA machines)")
-    size_unit = "cpus" if "cpus" in merged else "nodes"
+    units = [unit for unit in SIZE_UNITS if unit in merged]
+    if len(units) != 1:
+        check.fail(where, " and ".join(units) or MISSING, "gives no size", "exactly one of cpus (bus machines) or nodes (NUMA machines)")
     for required in ("machine", "run"):
         if required not in merged:
-            raise check.fail(f"{where}.{required}", "missing")
-    resources = resources_of(check, where, {**defaults.get("resources", {}), **study.get("resources", {})})
+            check.fail(f"{where}.{required}", MISSING, "is required")
+    resources = resources_of(check, where, defaults.get("resources", {}), study.get("resources", {}))
     repeat = check.positive_int(f"{where}.repeat", merged["repeat"])
+    size_unit = units[0] if len(units) == 1 else None
+    machines = axis(check, f"{where}.machine", merged["machine"], check.machine) if "machine" in merged else []
     axes = {
-        "machine": [check.machine(f"{where}.machine", v) for v in as_list(merged["machine"])],
-        "size": [check.positive_int(f"{where}.{size_unit}", v) for v in as_list(merged[size_unit])],
-        "kernel_build": [check.kernel_build(f"{where}.kernel_build", v) for v in as_list(merged["kernel_build"])],
-        "boot": [check.boot(f"{where}.boot", v) for v in as_list(merged["boot"])],
-        "run": [check.run_spec(f"{where}.run", v) for v in as_list(merged["run"])],
-        "cpu_model": [check.choice(f"{where}.cpu_model", v, CPU_MODELS) for v in as_list(merged["cpu_model"])],
-        "trace": [check.choice(f"{where}.trace", v, TRACES) for v in as_list(merged["trace"])],
-        "repeat": list(range(repeat)),
+        "machine": [machine.name for machine in machines],
+        "size": axis(check, f"{where}.{size_unit}", merged[size_unit], check.positive_int) if size_unit else [],
+        "kernel_build": axis(check, f"{where}.kernel_build", merged["kernel_build"], check.kernel_build),
+        "boot": axis(check, f"{where}.boot", merged["boot"], check.boot),
+        "run": axis(check, f"{where}.run", merged["run"], check.run_spec) if "run" in merged else [],
+        "cpu_model": axis(check, f"{where}.cpu_model", merged["cpu_model"], lambda w, v: check.choice(w, v, CPU_MODELS)),
+        "trace": axis(check, f"{where}.trace", merged["trace"], lambda w, v: check.choice(w, v, TRACES)),
+        "repeat": list(range(repeat or 0)),
     }
-    for axis, values in axes.items():
-        if not values:
-            raise check.fail(f"{where}.{axis}", "an empty list gives no runs")
+    for machine in machines:
+        for size in axes["size"]:
+            check.refuse(f"{where}.{size_unit}", size, run_rules.size_reasons(machine, size_unit or "", size))
+        for trace in axes["trace"]:
+            check.refuse(f"{where}.trace", trace, run_rules.trace_reasons(machine, trace))
+    if len(check.lines) > found or size_unit is None or name is None or resources is None:
+        return []
     keys = list(axes)
     return [
         RunSpec(**dict(zip(keys, combo)), size_unit=size_unit, study=name, resources=resources)
@@ -201,11 +268,20 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
     ]
 
 
-def resources_of(check: _Checker, where: str, table: Any) -> Resources:
-    if not isinstance(table, dict):
-        raise check.fail(f"{where}.resources", "must be a table")
+def resources_of(check: _Checker, where: str, defaults: Any, own: Any) -> Resources | None:
+    for table, place in ((defaults, "defaults.resources"), (own, f"{where}.resources")):
+        if not isinstance(table, dict):
+            check.fail(place, table, "is not a table", f"a table of {', '.join(RESOURCE_FIELDS)}")
+            return None
+    table = {**defaults, **own}
     check.known_keys(f"{where}.resources", table, RESOURCE_FIELDS)
-    missing = [f for f in RESOURCE_FIELDS if f not in table]
-    if missing:
-        raise check.fail(f"{where}.resources.{missing[0]}", "missing (give it in the study or in [defaults.resources])")
-    return Resources(**{f: check.positive_int(f"{where}.resources.{f}", table[f]) for f in RESOURCE_FIELDS})
+    values: dict[str, int | None] = {}
+    for field in RESOURCE_FIELDS:
+        if field not in table:
+            check.fail(f"{where}.resources.{field}", MISSING, "is required", "give it in the study or in [defaults.resources]")
+            values[field] = None
+        else:
+            values[field] = check.positive_int(f"{where}.resources.{field}", table[field])
+    if any(value is None for value in values.values()):
+        return None
+    return Resources(**values)  # type: ignore[arg-type]

@@ -126,7 +126,7 @@ ls_check_number() {	# ITEM KEY VALUE MIN MAX
 
 # Syntax of one item, then its keys and values.
 ls_validate_item() {
-	local item=$1 name args kv key value keys out harness
+	local item=$1 name args kv key value keys out harness seen=' '
 	name=$(ls_item_name "$item")
 	case $name in
 	'') ls_fail "'$item': no testcase name"; return 1 ;;
@@ -154,6 +154,11 @@ ls_validate_item() {
 		case $value in
 		''|*[!A-Za-z0-9_./-]*) ls_fail "'$item': bad value '$value' for $key (expected [A-Za-z0-9_./-]+)"; return 1 ;;
 		esac
+		# A key given twice would be read as its first value here, its last by the harness.
+		case $seen in
+		*" $key "*) ls_fail "'$item': key '$key' given twice"; return 1 ;;
+		esac
+		seen="$seen$key "
 	done
 	case $name in
 	dd1b) keys=$LS_DD1B_KEYS ;;

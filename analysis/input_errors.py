@@ -1,0 +1,36 @@
+"""The errors a user's results can cause, each a one-line message: what `analyze` and `report` catch.
+
+A results folder that does not read (a truncated or foreign stats.txt, a
+result.json that is not JSON, an ROI trace not in gem5's format, a stat a
+metric needs that the run lacks) ends the command with its message and a
+non-zero status, never a traceback. An error not listed here is a bug.
+"""
+
+from __future__ import annotations
+
+from analysis.config_reader import ConfigError
+from analysis.handoffs import BoundsError
+from analysis.locks import StaticLocksError
+from analysis.metrics import MetricsError
+from analysis.protocol_trace import TraceFormatError
+from analysis.runs import MissingStatError, RunLayoutError
+from analysis.stat_rules import RulesError
+from analysis.stats_reader import StatsFileError
+
+INPUT_ERRORS: tuple[type[Exception], ...] = (
+    ConfigError,
+    BoundsError,
+    StaticLocksError,
+    MetricsError,
+    TraceFormatError,
+    MissingStatError,
+    RunLayoutError,
+    RulesError,
+    StatsFileError,
+)
+
+
+def messages(exc: Exception) -> list[str]:
+    """An input error's lines, one per problem (a LookupError's message without the quotes str() adds)."""
+    text = exc.args[0] if isinstance(exc, LookupError) and exc.args else str(exc)
+    return [line.strip() for line in str(text).splitlines() if line.strip()] or [type(exc).__name__]

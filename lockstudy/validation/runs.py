@@ -1,0 +1,68 @@
+"""The rules that tie a run's fields together, shared by the campaign loader and gem5-configs/run_plan.py.
+
+Standard library only: gem5's Python imports run_plan.py, which uses these.
+A machine is passed in as gem5-configs/machine.py loads it (its name, kind,
+size option and counts), so this module reads no file itself.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from lockstudy.validation.problems import Reason
+
+__all__ = ["Reason", "boot_reasons", "size_reasons", "trace_reasons"]
+
+BOOT_PREFIX = "lockstudy."
+# Boot parameters the launch writes itself (run.py, the QEMU backend); a campaign or --boot may not set them.
+RESERVED_BOOT_KEYS = ("lockstudy.numa", "lockstudy.run", "lockstudy.m5ops", "lockstudy.checkpoint")
+TRACE_OFF = "off"
+# The coherence trace each memory system can write (run.py --trace).
+TRACE_FOR_NUMA = {True: "protocol", False: "classic"}
+TRACES = (TRACE_OFF, *TRACE_FOR_NUMA.values())
+
+
+class SizedMachine(Protocol):
+    """What the rules need of a machine family (gem5-configs/machine.py's Machine)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def is_numa(self) -> bool: ...
+
+    @property
+    def size_option(self) -> str: ...
+
+    @property
+    def counts(self) -> list[int]: ...
+
+
+def size_reasons(machine: SizedMachine, size_unit: str, size: int) -> list[Reason]:
+    """Why `size` `size_unit` is not a size of `machine` (empty: it is)."""
+    if size_unit != machine.size_option:
+        return [Reason(f"{machine.name} is sized by {machine.size_option}, not {size_unit}", f"give {machine.size_option}")]
+    if size not in machine.counts:
+        return [Reason(f"{machine.name} has no size of {size} {size_unit}", f"{size_unit}: {', '.join(map(str, machine.counts))}")]
+    return []
+
+
+def trace_reasons(machine: SizedMachine, trace: str) -> list[Reason]:
+    """Why `machine` cannot write the coherence trace `trace` (empty: it can)."""
+    fitting = TRACE_FOR_NUMA[machine.is_numa]
+    if trace not in (TRACE_OFF, fitting):
+        memory = "Ruby" if machine.is_numa else "the classic memory system"
+        return [Reason(f"{machine.name} uses {memory}, which writes no {trace} trace", f"{TRACE_OFF} or {fitting}")]
+    return []
+
+
+def boot_reasons(args: tuple[str, ...] | list[str]) -> list[Reason]:
+    """Why the kernel switches `args` may not be given to a run (empty: they may)."""
+    reasons: list[Reason] = []
+    for arg in args:
+        key = arg.split("=", 1)[0]
+        if not arg.startswith(BOOT_PREFIX) or "=" not in arg:
+            reasons.append(Reason(f"{arg!r} is not a kernel switch of the study", f"{BOOT_PREFIX}<switch>=<value>"))
+        elif key in RESERVED_BOOT_KEYS:
+            reasons.append(Reason(f"{key}= is written by the launch itself", f"not {', '.join(RESERVED_BOOT_KEYS)}"))
+    return reasons
