@@ -114,12 +114,14 @@ def print_dry_run(campaign: Campaign, whole_count: int) -> int:
     chosen = "" if len(runs) == whole_count else f" of {whole_count} (the chosen studies)"
     print(f"campaign {campaign.name}: {len(runs)} run(s){chosen}")
     study_width = max([len("study"), *(len(spec.study) for spec in runs)])
-    print(f"{'run id':<17} {'study':<{study_width}} {'machine':<12} {'size':<9} {'kernel':<10} {'cpu':<7} boot / run")
+    machine_width = max([len("machine"), *(len(spec.machine) for spec in runs)])
+    kernel_width = max([len("kernel"), *(len(spec.kernel_build) for spec in runs)])
+    print(f"{'run id':<17} {'study':<{study_width}} {'machine':<{machine_width}} {'size':<9} {'kernel':<{kernel_width}} {'cpu':<7} boot / run")
     for spec in runs:
         size = f"{spec.size} {spec.size_unit}"
         print(
-            f"{spec.run_id:<17} {spec.study:<{study_width}} {spec.machine:<12} {size:<9} {spec.kernel_build:<10} "
-            f"{spec.cpu_model:<7} {' '.join(spec.boot) or '-'} / {spec.run}"
+            f"{spec.run_id:<17} {spec.study:<{study_width}} {spec.machine:<{machine_width}} {size:<9} "
+            f"{spec.kernel_build:<{kernel_width}} {spec.cpu_model:<7} {' '.join(spec.boot) or '-'} / {spec.run}"
         )
     checkpoints: dict[str, list[str]] = {}
     for spec in runs:
