@@ -33,7 +33,7 @@ import pandas as pd
 
 from analysis.runs import CAMPAIGN_OUT, Results, RunStats
 from lockstudy.files import read_toml, typed_field
-from lockstudy.run_spec import parse_run_spec
+from lockstudy.run_spec import RunSpecError, parse_run_spec
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "metrics.toml"
 HIERARCHIES = ("classic", "ruby")
@@ -240,7 +240,10 @@ def copies_of(guest: dict[str, Any], spec: str | None, roi: int, rules: MetricRu
     copies = rules.copies_arguments.get(str(guest.get("testcase")))
     if copies is None or not spec:
         return math.nan
-    items = parse_run_spec(spec)
+    try:
+        items = parse_run_spec(spec)
+    except RunSpecError as exc:
+        raise MetricsError(f"run spec {spec!r}: {exc}") from None
     if roi >= len(items) or items[roi].testcase != guest.get("testcase"):
         raise MetricsError(
             f"run spec {spec!r}: ROI {roi} ran {guest.get('testcase')!r}, which is not the spec's item {roi}"

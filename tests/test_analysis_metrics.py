@@ -119,7 +119,7 @@ def test_a_runtimed_testcase_has_its_copies_from_the_run_spec() -> None:
     assert math.isnan(metrics.copies_of({"testcase": "dd1b"}, "dd1b:count=10", 0, rules))
     with pytest.raises(metrics.MetricsError, match="ROI 0 ran 'dbench'.*not the spec's item 0"):
         metrics.copies_of(dbench, spec, 0, rules)
-    with pytest.raises(metrics.MetricsError, match="clients='many' is not a number"):
+    with pytest.raises(metrics.MetricsError, match="clients=many is not a whole number"):
         metrics.copies_of(dbench, "dbench:clients=many", 0, rules)
 
 
