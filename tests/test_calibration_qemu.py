@@ -63,7 +63,7 @@ def test_every_calibration_testcase_runs_in_the_guest(smp_bzimage: Path, rootfs:
 
     assert (dirty["owner_node"], dirty["reader_node"], dirty["distance"]) == (CPU_NODE[0], CPU_NODE[OTHER_NODE_CPU], REMOTE_DISTANCE)
     assert (clean["reader_node"], clean["distance"]) == (CPU_NODE[1], 10)
-    assert dirty["samples"] == clean["samples"] == 16 and dirty["cycles_mean"] > 0
+    assert dirty["samples"] == clean["samples"] == 16 and dirty["cycles_mean"] >= 0  # TCG: the timer overhead subtracted can exceed one load
 
     assert all(rmw[f"cycles_{kind}"] > 0 for kind in ("add", "xadd", "lock_xadd", "cmpxchg", "lock_cmpxchg"))
     assert contend["cpu_node"] == [CPU_NODE[cpu] for cpu in range(CPUS)] and contend["cycles_per_rmw"] > 0
