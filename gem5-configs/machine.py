@@ -26,7 +26,12 @@ MACHINES_DIR = Path(__file__).resolve().parent / "machines"
 
 KIND_CLASSIC_SMP = "classic-smp"
 KIND_RUBY_NUMA = "ruby-numa"
-KINDS = (KIND_CLASSIC_SMP, KIND_RUBY_NUMA)
+KIND_CHI_NUMA = "chi-numa"
+KINDS = (KIND_CLASSIC_SMP, KIND_RUBY_NUMA, KIND_CHI_NUMA)
+NUMA_KINDS = (KIND_RUBY_NUMA, KIND_CHI_NUMA)
+# The Ruby protocol a gem5 binary must be built with for each kind (gem5
+# v24 builds one protocol per binary); classic caches work in any build.
+RUBY_PROTOCOL_OF_KIND = {KIND_CLASSIC_SMP: None, KIND_RUBY_NUMA: "MESI_Two_Level", KIND_CHI_NUMA: "CHI"}
 
 # gem5 v24.0 X86Board: memory is [0, size) below the I/O hole at 3 GiB.
 X86_BOARD_MAX_MEMORY = 3 << 30
@@ -205,6 +210,31 @@ _XBAR_LATENCIES: Schema = {
     "snoop_response_latency": (_non_negative_int, True),
 }
 
+_NUMALINK: Schema = {
+    "router_latency": (_time, True),
+    "node_router_latency": (_time, True),
+    "link_latency": (_time, True),
+    "ext_link_latency": (_time, True),
+    "bandwidth_factor": (_positive_int, True),
+    "tree_fanout": (_list_of(_positive_int), True),
+}
+
+_NUMA_LAYOUT: Schema = {
+    "nodes": {
+        "counts": (_list_of(_power_of_two, unique_sorted=True), True),
+        "cpus_per_node": (_positive_int, True),
+    },
+    "memory": {
+        "size": (_size, True),
+        "latency": (_time, True),
+        "bandwidth": (_bandwidth, True),
+    },
+    "numa": {
+        "local_distance": (_positive_int, True),
+        "distance_per_router_hop": (_positive_int, True),
+    },
+}
+
 _COMMON: Schema = {
     "machine": {
         "name": (_string, True),
@@ -244,10 +274,7 @@ SCHEMAS: dict[str, Schema] = {
     },
     KIND_RUBY_NUMA: {
         **_COMMON,
-        "nodes": {
-            "counts": (_list_of(_power_of_two, unique_sorted=True), True),
-            "cpus_per_node": (_positive_int, True),
-        },
+        **_NUMA_LAYOUT,
         "l1i": _RUBY_CACHE,
         "l1d": _RUBY_CACHE,
         "l2_bank": {
@@ -265,23 +292,25 @@ SCHEMAS: dict[str, Schema] = {
             "to_mem_ctrl_latency": (_positive_int, True),
             "deadlock_threshold": (_positive_int, True),
         },
-        "network": {
-            "router_latency": (_time, True),
-            "node_router_latency": (_time, True),
-            "link_latency": (_time, True),
-            "ext_link_latency": (_time, True),
-            "bandwidth_factor": (_positive_int, True),
-            "tree_fanout": (_list_of(_positive_int), True),
+        "network": _NUMALINK,
+    },
+    KIND_CHI_NUMA: {
+        **_COMMON,
+        **_NUMA_LAYOUT,
+        "l1i": _RUBY_CACHE,
+        "l1d": _RUBY_CACHE,
+        "l2": _RUBY_CACHE,
+        "protocol": {
+            "l1_tag_latency": (_positive_int, True),
+            "l1_data_latency": (_positive_int, True),
+            "l2_tag_latency": (_positive_int, True),
+            "l2_data_latency": (_positive_int, True),
+            "home_tag_latency": (_positive_int, True),
+            "message_latency": (_positive_int, True),
+            "memory_controller_latency": (_positive_int, True),
+            "deadlock_threshold": (_positive_int, True),
         },
-        "memory": {
-            "size": (_size, True),
-            "latency": (_time, True),
-            "bandwidth": (_bandwidth, True),
-        },
-        "numa": {
-            "local_distance": (_positive_int, True),
-            "distance_per_router_hop": (_positive_int, True),
-        },
+        "network": {**_NUMALINK, "cpu_port_latency": (_time, True)},
     },
 }
 
@@ -337,7 +366,12 @@ class Machine:
 
     @property
     def is_numa(self) -> bool:
-        return self.kind == KIND_RUBY_NUMA
+        return self.kind in NUMA_KINDS
+
+    @property
+    def ruby_protocol(self) -> str | None:
+        """The Ruby protocol the gem5 binary needs (None: classic caches, any build)."""
+        return RUBY_PROTOCOL_OF_KIND[self.kind]
 
     @property
     def size_option(self) -> str:

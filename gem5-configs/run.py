@@ -26,6 +26,7 @@ for path in (HERE, HERE.parent):  # gem5-configs/ and the repository (lockstudy.
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+import machine as machines  # noqa: E402
 import run_plan  # noqa: E402
 
 # gem5 writes these into its own -d directory; run.py gathers them in --outdir.
@@ -33,6 +34,7 @@ GEM5_OUTPUTS = ("stats.txt", "config.json", "config.ini")
 CONSOLE_DEVICE = "board.pc.com_1.device"
 CONSOLE_LOG = "console.log"
 RESULT = "result.json"
+PS_PER_NS = 1000
 TRACE_FILE = "roi.trace.gz"
 TRACE_FLAGS = {"protocol": ("ProtocolTrace",), "classic": ("Cache", "CoherentXBar", "SnoopFilter")}
 
@@ -119,12 +121,29 @@ def check_trace_flags(plan: run_plan.RunPlan) -> None:
         raise run_plan.PlanError(f"--trace {plan.trace}: this gem5 has no debug flag(s) {missing}; use a gem5.opt build")
 
 
+def cache_hierarchy_class(kind: str):
+    """The hierarchy that builds a machine of this kind.
+
+    Imported only when needed: a gem5 binary carries one Ruby protocol, and
+    the stdlib's controller classes of another protocol fail to import.
+    """
+    if kind == machines.KIND_CHI_NUMA:
+        from components.chi_numa import NumaCHIHierarchy
+
+        return NumaCHIHierarchy
+    if kind == machines.KIND_RUBY_NUMA:
+        from components.ruby_numa import NumaMESITwoLevelHierarchy
+
+        return NumaMESITwoLevelHierarchy
+    from components.classic_fsb import PiiiFsbCacheHierarchy
+
+    return PiiiFsbCacheHierarchy
+
+
 def build_board(plan: run_plan.RunPlan):
     from components.board import LockstudyX86Board
-    from components.classic_fsb import PiiiFsbCacheHierarchy
     from components.memory import NodeLocalMemory
     from components.processor import CPU_TYPE_BY_NAME, FastForwardProcessor
-    from components.ruby_numa import NumaMESITwoLevelHierarchy
     from gem5.utils.requires import requires
 
     instance = plan.instance
@@ -138,8 +157,13 @@ def build_board(plan: run_plan.RunPlan):
         # checkpoint's thread state; there is nothing to switch.
         boot_type, roi_type = CPU_TYPE_BY_NAME[plan.roi_cpu], None
     processor = FastForwardProcessor(boot_type, roi_type, instance.num_cpus, instance.line_bytes)
-    memory = NodeLocalMemory(instance.node_memory_ranges(), data["memory"]["latency"], data["memory"]["bandwidth"])
-    hierarchy = NumaMESITwoLevelHierarchy(instance) if instance.machine.is_numa else PiiiFsbCacheHierarchy(instance)
+    memory = NodeLocalMemory(
+        instance.node_memory_ranges(),
+        data["memory"]["latency"],
+        data["memory"]["bandwidth"],
+        latency_var_ps=plan.perturb_ns * PS_PER_NS,
+    )
+    hierarchy = cache_hierarchy_class(instance.machine.kind)(instance)
     board = LockstudyX86Board(
         clk_freq=f"{instance.clock_hz}Hz",
         processor=processor,
@@ -170,6 +194,7 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) ->
         "checkpoint_in": str(plan.checkpoint_in.resolve()) if plan.checkpoint_in else None,
         "checkpoint_out": str(plan.checkpoint_out.resolve()) if plan.checkpoint_out else None,
         "trace": plan.trace,
+        "perturbation": plan.perturbation,
     }
 
 
@@ -185,6 +210,11 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
         result["checkpoint"] = run_plan.check_checkpoint(plan, kernel_sha256, image_sha256)
     check_trace_flags(plan)
     board, processor = build_board(plan)
+    if plan.perturb_ns:
+        # The memories draw each access's extra latency from gem5's global
+        # generator (src/mem/simple_mem.cc getLatency, random_mt); seeding it
+        # makes a perturbed run repeatable and each repeat another sample.
+        _m5.core.seedRandom(plan.perturb_seed)
     board.set_kernel_disk_workload(
         kernel=KernelResource(local_path=str(plan.kernel.resolve())),
         disk_image=DiskImageResource(local_path=str(plan.image.resolve())),

@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     checkpoint.add_argument("--checkpoint-out", type=Path, help="boot, save a checkpoint here when the guest asks, stop")
     checkpoint.add_argument("--checkpoint-in", type=Path, help="restore this checkpoint and run the ROI on the detailed CPU")
     parser.add_argument("--trace", choices=TRACE_MODES, default="off", help="coherence trace during the ROI (gzip)")
+    parser.add_argument(
+        "--perturb-ns", type=int, default=0,
+        help="perturbation (Alameldeen & Wood, HPCA 2003): every memory access gets a uniformly random "
+        "extra latency in [0, N] ns; 0 (default) = none",
+    )
+    parser.add_argument("--perturb-seed", type=int, default=0, help="seed of the perturbation's random draws (a repeat's index)")
     parser.add_argument("--init", default="/init", help="the guest's init program (init=)")
     parser.add_argument("--outdir", type=Path, help="output directory (default: gem5's -d directory)")
     return parser
@@ -92,6 +98,13 @@ class RunPlan:
     trace: str
     init: str
     outdir: Path
+    perturb_ns: int = 0
+    perturb_seed: int = 0
+
+    @property
+    def perturbation(self) -> dict[str, int] | None:
+        """What result.json's provenance records of the perturbation (None: unperturbed)."""
+        return {"memory_latency_var_ns": self.perturb_ns, "seed": self.perturb_seed} if self.perturb_ns else None
 
     @property
     def m5ops(self) -> str:
@@ -152,6 +165,10 @@ def refuse(option: str, value: object, reasons: list[run_rules.Reason]) -> None:
         raise PlanError(f"{option}: {value}: {reasons[0].wrong}{allowed}")
 
 
+# The same bound as the campaign loader's (lockstudy/campaign/loader.py).
+MAX_PERTURB_NS = 100
+
+
 def split_boot_args(text: str) -> tuple[str, ...]:
     args = tuple(text.split())
     for arg in args:
@@ -179,6 +196,13 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
     outdir = args.outdir or default_outdir
     if outdir is None:
         raise PlanError("--outdir: required")
+    perturb_ns, perturb_seed = getattr(args, "perturb_ns", 0), getattr(args, "perturb_seed", 0)
+    if not 0 <= perturb_ns <= MAX_PERTURB_NS:
+        raise PlanError(f"--perturb-ns: {perturb_ns}: not in [0, {MAX_PERTURB_NS}] ns (a perturbation is small against a memory access)")
+    if perturb_seed < 0:
+        raise PlanError(f"--perturb-seed: {perturb_seed}: not a whole number >= 0")
+    if perturb_ns and args.checkpoint_out is not None:
+        raise PlanError("--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU; perturb the restored runs")
     return RunPlan(
         instance=instance,
         kernel=args.kernel,
@@ -192,6 +216,8 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         trace=args.trace,
         init=args.init,
         outdir=Path(outdir),
+        perturb_ns=perturb_ns,
+        perturb_seed=perturb_seed,
     )
 
 

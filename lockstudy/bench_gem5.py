@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from lockstudy import gem5 as gem5_finder
 from lockstudy.campaign.gem5_backend import run_script_argv
-from lockstudy.campaign.machines import machine_module
+from lockstudy.campaign.machines import gem5_for_machine, machine_module
 from lockstudy.console import error, step
 from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.image import ext2_path
@@ -76,19 +76,46 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
 
 
 def bench_gem5(_args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path]) -> int:
-    try:
-        gem5 = gem5_finder.find_gem5()
-    except gem5_finder.Gem5Unavailable as exc:
-        error(f"bench gem5 needs gem5: {exc}")
-        return 1
     config = settings("gem5")
-    figures: dict[str, Any] = {"gem5": gem5.as_provenance(), "roi_spec": config["roi_spec"], "roi_cpu": config["roi_cpu"]}
+    binaries: dict[str, gem5_finder.Gem5Info] = {}
+    for machine, _size in config["machines"]:
+        try:
+            binaries[machine] = gem5_for_machine(machine)
+        except gem5_finder.Gem5Unavailable as exc:
+            error(f"bench gem5 needs gem5 for machine {machine}: {exc}")
+            return 1
+    figures: dict[str, Any] = {
+        "gem5": {machine: info.as_provenance() for machine, info in binaries.items()},
+        "roi_spec": config["roi_spec"],
+        "roi_cpu": config["roi_cpu"],
+    }
+    # In the file's order: the machines compared are listed size by size,
+    # so the two models of one size run back to back on the same host load.
     for machine, size in config["machines"]:
         with tempfile.TemporaryDirectory(prefix="lockstudy-bench-gem5-") as scratch:
-            figures[f"{machine}-{size}"] = measure(gem5, config, machine, size, Path(scratch))
-    print(f"\n    {'machine':<14} {'boot (s)':>9} {'restore to ROI (s)':>19} {'host s / sim ms':>16}")
+            figures[f"{machine}-{size}"] = measure(binaries[machine], config, machine, size, Path(scratch))
+    print(f"\n    {'machine':<28} {'boot (s)':>9} {'restore to ROI (s)':>19} {'host s / sim ms':>16}")
     for machine, size in config["machines"]:
         row = figures[f"{machine}-{size}"]
-        print(f"    {machine + '-' + str(size):<14} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} {row['host_s_per_simulated_ms']:>16.1f}")
+        print(f"    {machine + '-' + str(size):<28} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} {row['host_s_per_simulated_ms']:>16.1f}")
+    comparisons = compare_models(config, figures)
+    if comparisons:
+        figures["comparisons"] = comparisons
+        print(f"\n    {'new / old model, host s per simulated ms':<44} {'ratio':>6}")
+        for row in comparisons:
+            print(f"    {row['new'] + ' / ' + row['old'] + ' at ' + str(row['size']):<44} {row['ratio']:>6.2f}")
     print(f"\nfigures: {write_report('gem5', figures)}")
     return 0
+
+
+def compare_models(config: dict[str, Any], figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each [old, new] pair of bench.toml's `compare`, new over old at every size both ran."""
+    rows = []
+    for old, new in config.get("compare", []):
+        for machine, size in config["machines"]:
+            if machine != new or f"{old}-{size}" not in figures:
+                continue
+            old_rate = figures[f"{old}-{size}"]["host_s_per_simulated_ms"]
+            new_rate = figures[f"{new}-{size}"]["host_s_per_simulated_ms"]
+            rows.append({"old": old, "new": new, "size": size, "ratio": round(new_rate / old_rate, 2)})
+    return rows

@@ -105,14 +105,42 @@ def check_kvm() -> Check:
     return Check("kvm (optional)", True, detail)
 
 
-def check_gem5() -> Check:
+def check_gem5() -> list[Check]:
     needed = frozenset({"run", "campaign"})
     try:
         found = gem5.find_gem5()
     except gem5.Gem5Unavailable as exc:
-        return Check("gem5 at $GEM5", False, str(exc).split(". ")[0], gem5.HOW_TO_GET, needed)
+        return [Check("gem5 at $GEM5", False, str(exc).split(". ")[0], gem5.HOW_TO_GET, needed)]
     protocol = found.ruby_protocol or "no Ruby protocol"
-    return Check("gem5 at $GEM5", True, f"gem5 {found.version}, X86, {protocol} ({found.path})", "", needed)
+    checks = [Check("gem5 at $GEM5", True, f"gem5 {found.version}, X86, {protocol} ({found.path})", "", needed)]
+    return checks + check_gem5_per_protocol()
+
+
+def check_gem5_per_protocol() -> list[Check]:
+    """One line per Ruby protocol our machines need: which binary runs them.
+
+    Informational: a campaign refuses, before any work, a machine whose
+    protocol no binary has; a user who runs only some machines needs only
+    their protocols.
+    """
+    from lockstudy.campaign.machines import machine_module
+
+    module = machine_module()
+    by_protocol: dict[str, list[str]] = {}
+    for path in module.machine_files():
+        described = module.load_machine(path)
+        if described.ruby_protocol:
+            by_protocol.setdefault(described.ruby_protocol, []).append(described.name)
+    checks = []
+    for protocol, names in sorted(by_protocol.items()):
+        name = f"gem5 for {', '.join(names)}"
+        try:
+            found = gem5.find_gem5(protocol=protocol)
+        except gem5.Gem5Unavailable as exc:
+            checks.append(Check(name, False, f"needs Ruby protocol {protocol}: not found", gem5.how_to_build(protocol)))
+            continue
+        checks.append(Check(name, True, f"{protocol} ({found.path})"))
+    return checks
 
 
 def check_slurm_tools() -> Check:

@@ -1,8 +1,13 @@
-"""Finding and describing the gem5 binary the user supplies.
+"""Finding and describing the gem5 binaries the user supplies.
 
 The project never builds gem5 and contains none of its code: the user
-builds gem5 (v24.0 or newer, its default X86 `gem5.opt` target) and names
-the binary in the GEM5 environment variable.
+builds gem5 (v24.0 or newer, X86 `gem5.opt`) and names the binary in the
+GEM5 environment variable. gem5 v24 builds one Ruby protocol into a
+binary, and our NUMA machines need different ones (altix-numa: CHI;
+altix-numa-interleaved: MESI_Two_Level, gem5's default X86 build); the
+classic-cache piii-smp runs on either. A machine that needs protocol P
+uses GEM5_<P> (GEM5_CHI, GEM5_MESI_TWO_LEVEL) when it is set, else GEM5,
+and a binary of another protocol is refused with how to build the right one.
 """
 
 from __future__ import annotations
@@ -22,6 +27,25 @@ HOW_TO_GET = (
     f"see {BUILD_DOCS}), then export GEM5=/path/to/build/X86/gem5.opt"
 )
 PROBE_TIMEOUT_S = 120
+GEM5_VARIABLE = "GEM5"
+
+
+def variable_for(protocol: str | None) -> str:
+    """The environment variable naming a gem5 built with `protocol` (None: any build)."""
+    return f"{GEM5_VARIABLE}_{protocol.upper()}" if protocol else GEM5_VARIABLE
+
+
+def how_to_build(protocol: str) -> str:
+    """The user's steps for a gem5 with this Ruby protocol (gem5 v24's Kconfig build)."""
+    build_dir = "build/X86" if protocol == "MESI_Two_Level" else f"build/X86_{protocol.upper()}"
+    if protocol == "MESI_Two_Level":
+        steps = f"scons {build_dir}/gem5.opt (the default X86 build)"
+    else:
+        steps = (
+            f"scons defconfig {build_dir} build_opts/X86 && "
+            f"scons setconfig {build_dir} RUBY_PROTOCOL_{protocol.upper()}=y && scons {build_dir}/gem5.opt"
+        )
+    return f"in gem5's source tree: {steps}; then export {variable_for(protocol)}=/path/to/{build_dir}/gem5.opt"
 
 
 class Gem5Unavailable(RuntimeError):
@@ -73,30 +97,56 @@ def parse_probe(text: str) -> tuple[str, dict[str, str]]:
     raise ValueError("it did not describe itself (no version and build options)")
 
 
-def find_gem5(environ: dict[str, str] | None = None) -> Gem5Info:
-    env = os.environ if environ is None else environ
-    value = env.get("GEM5", "")
-    if not value:
-        raise Gem5Unavailable(f"GEM5 is not set. gem5 is a prerequisite you supply: {HOW_TO_GET}")
-    path = Path(value)
-    if not path.is_file():
-        raise Gem5Unavailable(f"GEM5={value}: no such file. {HOW_TO_GET}")
-    if not os.access(path, os.X_OK):
-        raise Gem5Unavailable(f"GEM5={value}: not executable (chmod +x it)")
+_probed: dict[tuple[str, int, int], tuple[str, dict[str, str]]] = {}
+
+
+def _probe(path: Path, value: str) -> tuple[str, dict[str, str]]:
+    """The binary's version and build options (asked once per file version)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key in _probed:
+        return _probed[key]
     try:
         with tempfile.TemporaryDirectory(prefix="lockstudy-gem5-probe-") as outdir:
             result = subprocess.run(
                 [str(path), "-q", "-d", outdir, "-c", PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
             )
     except subprocess.TimeoutExpired as exc:
-        raise Gem5Unavailable(f"GEM5={value}: it did not describe itself in {PROBE_TIMEOUT_S} s") from exc
+        raise Gem5Unavailable(f"{value}: it did not describe itself in {PROBE_TIMEOUT_S} s") from exc
     try:
-        version, options = parse_probe(result.stdout)
+        _probed[key] = parse_probe(result.stdout)
     except ValueError as exc:
-        raise Gem5Unavailable(f"GEM5={value}: {exc}; is it a gem5 binary?") from exc
+        raise Gem5Unavailable(f"{value}: {exc}; is it a gem5 binary?") from exc
+    return _probed[key]
+
+
+def find_gem5(environ: dict[str, str] | None = None, protocol: str | None = None) -> Gem5Info:
+    """The gem5 to use for a machine whose Ruby protocol is `protocol` (None: any)."""
+    env = os.environ if environ is None else environ
+    variable = variable_for(protocol) if protocol and env.get(variable_for(protocol)) else GEM5_VARIABLE
+    value = env.get(variable, "")
+    if not value:
+        if protocol:
+            raise Gem5Unavailable(
+                f"neither {variable_for(protocol)} nor {GEM5_VARIABLE} is set. gem5 is a prerequisite you supply, "
+                f"built with the Ruby protocol {protocol}: {how_to_build(protocol)}"
+            )
+        raise Gem5Unavailable(f"{GEM5_VARIABLE} is not set. gem5 is a prerequisite you supply: {HOW_TO_GET}")
+    named = f"{variable}={value}"
+    path = Path(value)
+    if not path.is_file():
+        raise Gem5Unavailable(f"{named}: no such file. {HOW_TO_GET}")
+    if not os.access(path, os.X_OK):
+        raise Gem5Unavailable(f"{named}: not executable (chmod +x it)")
+    version, options = _probe(path, named)
     info = Gem5Info(path.resolve(), version, options)
     if info.version_tuple[:2] < MINIMUM_VERSION:
-        raise Gem5Unavailable(f"GEM5={value} is gem5 {version}; lockstudy needs v24.0 or newer. {HOW_TO_GET}")
+        raise Gem5Unavailable(f"{named} is gem5 {version}; lockstudy needs v24.0 or newer. {HOW_TO_GET}")
     if not info.has_x86:
-        raise Gem5Unavailable(f"GEM5={value} was built without the X86 ISA; build the X86 target. {HOW_TO_GET}")
+        raise Gem5Unavailable(f"{named} was built without the X86 ISA; build the X86 target. {HOW_TO_GET}")
+    if protocol and info.ruby_protocol != protocol:
+        raise Gem5Unavailable(
+            f"{named} is built with the Ruby protocol {info.ruby_protocol or 'none'}, "
+            f"and this machine needs {protocol}: {how_to_build(protocol)}"
+        )
     return info

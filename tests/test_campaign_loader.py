@@ -36,6 +36,7 @@ machine = "altix-numa"
 nodes = 2
 run = ["pft:threads=2,mb=8"]
 repeat = 2
+perturb_ns = 4
 """
 
 
@@ -54,6 +55,32 @@ def test_matrix_expands_to_the_product(tmp_path: Path) -> None:
     }
     numa = [r for r in campaign.runs if r.study == "numa"]
     assert {r.size_unit for r in numa} == {"nodes"} and {r.repeat for r in numa} == {0, 1}
+
+
+def test_repeats_are_perturbed_and_the_perturbation_is_part_of_the_id(tmp_path: Path) -> None:
+    numa = [r for r in load_campaign(write(tmp_path, GOOD)).runs if r.study == "numa"]
+    assert {(r.perturb_ns, r.perturb_seed) for r in numa} == {(4, 0), (4, 1)}
+    assert all(r.identity()["perturb_ns"] == 4 for r in numa)
+    bigger = {r.run_id for r in load_campaign(write(tmp_path, GOOD.replace("perturb_ns = 4", "perturb_ns = 8"))).runs if r.study == "numa"}
+    assert bigger.isdisjoint({r.run_id for r in numa})
+    # An unperturbed run's identity has no perturbation field: ids made before it existed stay valid.
+    sweep = [r for r in load_campaign(write(tmp_path, GOOD)).runs if r.study == "sweep"]
+    assert all("perturb_ns" not in r.identity() for r in sweep)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "reason"),
+    [
+        (GOOD.replace("perturb_ns = 4\n", ""), "study[1].repeat: 2", "repeats without perturbation are identical runs"),
+        (GOOD.replace("perturb_ns = 4", "perturb_ns = 400"), "study[1].perturb_ns: 400", "is not a whole number of ns in [0, 100]"),
+        (GOOD.replace("perturb_ns = 4", "perturb_ns = -1"), "study[1].perturb_ns: -1", "is not a whole number of ns"),
+        (GOOD.replace("perturb_ns = 4", 'perturb_ns = "4ns"'), "study[1].perturb_ns: 4ns", "is not a whole number of ns"),
+    ],
+)
+def test_bad_repeats_and_perturbations_are_refused(tmp_path: Path, text: str, field: str, reason: str) -> None:
+    with pytest.raises(CampaignError) as caught:
+        load_campaign(write(tmp_path, text))
+    assert f"c.toml:{field}: {reason}" in str(caught.value)
 
 
 def test_run_ids_are_stable_and_ignore_resources(tmp_path: Path) -> None:

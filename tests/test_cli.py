@@ -147,6 +147,23 @@ def test_not_a_gem5_binary_is_rejected(tmp_path: Path) -> None:
         gem5_finder.find_gem5({"GEM5": str(binary)})
 
 
+def test_a_machine_gets_the_gem5_of_its_protocol(tmp_path: Path) -> None:
+    """GEM5_<PROTOCOL> serves the machines of that protocol; GEM5 all others."""
+    (tmp_path / "mesi").mkdir()
+    (tmp_path / "chi").mkdir()
+    mesi = fake_binary(tmp_path / "mesi", probe_output("24.0.0.1"))
+    chi = fake_binary(tmp_path / "chi", probe_output("24.0.0.1", PROTOCOL="CHI"))
+    environ = {"GEM5": str(mesi), "GEM5_CHI": str(chi)}
+    assert gem5_finder.find_gem5(environ).path == mesi.resolve()
+    assert gem5_finder.find_gem5(environ, protocol="CHI").path == chi.resolve()
+    assert gem5_finder.find_gem5(environ, protocol="MESI_Two_Level").path == mesi.resolve()
+    # Without GEM5_CHI the default binary is tried, and its protocol refused with the build steps.
+    with pytest.raises(gem5_finder.Gem5Unavailable, match=r"GEM5=.*Ruby protocol MESI_Two_Level, and this machine needs CHI: .*RUBY_PROTOCOL_CHI=y.*export GEM5_CHI="):
+        gem5_finder.find_gem5({"GEM5": str(mesi)}, protocol="CHI")
+    with pytest.raises(gem5_finder.Gem5Unavailable, match="neither GEM5_MESI_TWO_LEVEL nor GEM5 is set"):
+        gem5_finder.find_gem5({"GEM5_CHI": str(chi)}, protocol="MESI_Two_Level")
+
+
 def test_second_setup_does_no_work() -> None:
     """Set-up is idempotent: when nothing changed it runs no command."""
     result = run_sh("setup")

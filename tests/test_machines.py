@@ -19,6 +19,7 @@ from lockstudy import guest_output  # noqa: E402
 
 PIII = GEM5_CONFIGS / "machines" / "piii-smp.toml"
 ALTIX = GEM5_CONFIGS / "machines" / "altix-numa.toml"
+INTERLEAVED = GEM5_CONFIGS / "machines" / "altix-numa-interleaved.toml"
 
 
 @pytest.mark.parametrize("path", machine.machine_files(), ids=lambda p: p.stem)
@@ -84,9 +85,25 @@ def test_distances_follow_router_hops_and_are_symmetric() -> None:
     assert all(distances[a][a] == 10 for a in range(16))
 
 
-def test_router_latency_is_fifty_ns_in_ruby_cycles() -> None:
+def test_router_latency_in_ruby_cycles() -> None:
+    # The node-local model takes half of NUMAlink's 50 ns round trip per
+    # router each way; the first model charged 50 ns each way.
     four = machine.load_machine(ALTIX).instance(4)
-    assert four.cycles(four.data["network"]["router_latency"]) == 50  # 1 GHz
+    assert four.cycles(four.data["network"]["router_latency"]) == 25  # 1 GHz
+    old = machine.load_machine(INTERLEAVED).instance(4)
+    assert old.cycles(old.data["network"]["router_latency"]) == 50
+
+
+def test_each_numa_model_names_the_protocol_its_gem5_needs() -> None:
+    assert machine.load_machine(ALTIX).ruby_protocol == "CHI"
+    assert machine.load_machine(INTERLEAVED).ruby_protocol == "MESI_Two_Level"
+    assert machine.load_machine(PIII).ruby_protocol is None
+    assert machine.load_machine(ALTIX).is_numa and machine.load_machine(INTERLEAVED).is_numa
+    # Same node layout, so the kernel sees the same NUMA machine on both.
+    for nodes in (1, 2, 4, 8, 16):
+        new, old = machine.load_machine(ALTIX).instance(nodes), machine.load_machine(INTERLEAVED).instance(nodes)
+        assert new.numa_boot_parameter() == old.numa_boot_parameter()
+        assert new.node_memory_ranges() == old.node_memory_ranges()
 
 
 def test_cpu_list_format() -> None:
@@ -132,10 +149,14 @@ def write_variant(tmp_path: Path, source: Path, old: str, new: str, name: str | 
         (PIII, "counts = [1, 2, 4, 8]", "counts = [8, 4]", "cpus.counts", "increasing order"),
         (ALTIX, "counts = [1, 2, 4, 8, 16]", "counts = [1, 2, 3]", "nodes.counts", "power of two"),
         (ALTIX, "counts = [1, 2, 4, 8, 16]", "counts = [1, 32]", "network.tree_fanout", "at most 16 nodes"),
-        (ALTIX, 'interleave = "line"', 'interleave = "node"', "l2_bank.interleave", "must be one of"),
+        (INTERLEAVED, 'interleave = "line"', 'interleave = "node"', "l2_bank.interleave", "must be one of"),
         (ALTIX, "local_distance = 10", "local_distance = 12", "numa.local_distance", "must be 10"),
-        (ALTIX, 'router_latency = "50ns"', "", "network.router_latency", "missing field"),
-        (ALTIX, 'size = "2MiB"', 'size = "3MiB"', "l2_bank.size", "power-of-two number of sets"),
+        (INTERLEAVED, 'router_latency = "50ns"', "", "network.router_latency", "missing field"),
+        (INTERLEAVED, 'size = "2MiB"', 'size = "3MiB"', "l2_bank.size", "power-of-two number of sets"),
+        (ALTIX, 'cpu_port_latency = "1ns"', "", "network.cpu_port_latency", "missing field"),
+        (ALTIX, 'size = "2MiB"', 'size = "3MiB"', "l2.size", "power-of-two number of sets"),
+        (ALTIX, "home_tag_latency = 10", "home_tag_latency = 0", "protocol.home_tag_latency", "positive integer"),
+        (ALTIX, 'kind = "chi-numa"', 'kind = "chi"', "machine.kind", "must be one of"),
         (PIII, 'kernel_args = ["tsc=reliable"]', 'kernel_args = ["tsc=reliable lockstudy.run=x"]', "board.kernel_args", "is not one kernel argument"),
         (PIII, 'kernel_args = ["tsc=reliable"]', 'kernel_args = ["lockstudy.spinlock=tas"]', "board.kernel_args", "come from run.py and the campaign"),
     ],
@@ -257,11 +278,20 @@ def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
         (["--machine", "altix-numa", "--nodes", "2", "--trace", "classic"], "--trace: classic: altix-numa uses Ruby, which writes no classic trace (off or protocol)"),
         (["--machine", "piii-smp", "--cpus", "2", "--run", "a b"], "must not contain spaces"),
         (["--machine", "no-such", "--cpus", "2"], "no such machine 'no-such'"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "400"], "--perturb-ns: 400: not in [0, 100] ns"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "4", "--perturb-seed", "-1"], "--perturb-seed: -1: not a whole number >= 0"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "4", "--checkpoint-out", "ck"], "--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU"),
     ],
 )
 def test_bad_commands_are_rejected_before_gem5_runs(artifacts, extra, message) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         plan_for(artifacts, *extra)
+
+
+def test_a_perturbed_run_records_its_perturbation(artifacts) -> None:
+    assert plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2").perturbation is None
+    plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--perturb-ns", "4", "--perturb-seed", "3")
+    assert plan.perturbation == {"memory_latency_var_ns": 4, "seed": 3}
 
 
 def test_outdir_defaults_to_gem5s(artifacts, tmp_path) -> None:

@@ -87,10 +87,12 @@ def test_piii_two_cpus_boot_and_roi(gem5, built, tmp_path) -> None:
 
 
 @pytest.mark.kernel
-def test_altix_two_nodes_guest_sees_the_numa_layout(gem5, built, tmp_path) -> None:
+@pytest.mark.parametrize("model", ["altix-numa", "altix-numa-interleaved"])
+def test_altix_two_nodes_guest_sees_the_numa_layout(model, request, built, tmp_path) -> None:
+    gem5 = request.getfixturevalue("gem5_chi" if model == "altix-numa" else "gem5_mesi")
     kernel, image = built
     result = run_gem5(
-        gem5, tmp_path, "--machine", "altix-numa", "--nodes", "2", "--kernel", str(kernel), "--image", str(image),
+        gem5, tmp_path, "--machine", model, "--nodes", "2", "--kernel", str(kernel), "--image", str(image),
         "--run", SMOKE_RUN_SPEC,
     )
     assert result["status"] == "ok", result["reason"]
@@ -102,8 +104,9 @@ def test_altix_two_nodes_guest_sees_the_numa_layout(gem5, built, tmp_path) -> No
 
 
 @pytest.mark.kernel
-def test_checkpoint_out_then_in(gem5, built, tmp_path) -> None:
-    """Ruby: boot to a checkpoint, restore on timing CPUs, trace the ROI."""
+def test_checkpoint_out_then_in(gem5_chi, built, tmp_path) -> None:
+    """Ruby (CHI): boot to a checkpoint, restore on timing CPUs, trace the ROI."""
+    gem5 = gem5_chi
     kernel, image = built
     checkpoint = tmp_path / "checkpoint"
     machine = ("--machine", "altix-numa", "--nodes", "2", "--kernel", str(kernel), "--image", str(image))

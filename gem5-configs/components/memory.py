@@ -18,14 +18,16 @@ class NodeLocalMemory(AbstractMemorySystem):
     of the node ranges the machine file derived, which are also the ranges
     the kernel is told (lockstudy.numa=) and the Ruby directories serve.
     With one node this is a single SDRAM-era memory behind the chipset.
+    `latency_var_ps` > 0 perturbs a run: each access waits a uniformly
+    random extra [0, latency_var_ps] (SimpleMemory.latency_var).
     """
 
-    def __init__(self, node_ranges: List[Tuple[int, int]], latency_ps: int, bandwidth: str) -> None:
+    def __init__(self, node_ranges: List[Tuple[int, int]], latency_ps: int, bandwidth: str, latency_var_ps: int = 0) -> None:
         super().__init__()
         self._node_ranges = list(node_ranges)
         self._size = node_ranges[-1][1] - node_ranges[0][0]
         self.modules = [
-            SimpleMemory(latency=f"{latency_ps}ps", latency_var="0ps", bandwidth=bandwidth)
+            SimpleMemory(latency=f"{latency_ps}ps", latency_var=f"{latency_var_ps}ps", bandwidth=bandwidth)
             for _ in self._node_ranges
         ]
 

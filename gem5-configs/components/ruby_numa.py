@@ -16,12 +16,11 @@ directory are node-local and contiguous.
 
 from __future__ import annotations
 
-from m5.objects import DMASequencer, RubyPortProxy, RubySequencer, RubySystem
+from m5.objects import DMASequencer, RubyPortProxy, RubySequencer
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
-from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import AbstractRubyCacheHierarchy
 from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.directory import Directory
 from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.dma_controller import DMAController
 from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.l1_cache import L1Cache
@@ -30,7 +29,8 @@ from gem5.isas import ISA
 from gem5.utils.override import overrides
 from gem5.utils.requires import requires
 
-from .numalink import VIRTUAL_NETWORKS, NumaLinkNetwork
+from .numa_hierarchy import NumaRubyHierarchy
+from .numalink import VIRTUAL_NETWORKS
 
 L1_LATENCIES = ("l1_request_latency", "l1_response_latency", "to_l2_latency")
 L2_LATENCIES = ("l2_request_latency", "l2_response_latency", "to_l1_latency")
@@ -42,24 +42,14 @@ def _set_latencies(controller, protocol: dict, names: tuple) -> None:
         setattr(controller, name, protocol[name])
 
 
-class NumaMESITwoLevelHierarchy(AbstractRubyCacheHierarchy):
-    def __init__(self, machine_instance) -> None:
-        super().__init__()
-        self._instance = machine_instance
-
+class NumaMESITwoLevelHierarchy(NumaRubyHierarchy):
     @overrides(AbstractCacheHierarchy)
     def incorporate_cache(self, board: AbstractBoard) -> None:
         requires(coherence_protocol_required=CoherenceProtocol.MESI_TWO_LEVEL)
         instance = self._instance
         data = instance.data
         protocol = data["protocol"]
-        line = board.get_cache_line_size()
-        if int(line) != instance.line_bytes:
-            raise ValueError(f"board line {int(line)} != machine line {instance.line_bytes}")
-
-        self.ruby_system = RubySystem(block_size_bytes=instance.line_bytes)
-        self.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
-        self.ruby_system.network = NumaLinkNetwork(self.ruby_system, instance)
+        line = self._make_ruby_system(board, VIRTUAL_NETWORKS)
         network = self.ruby_system.network
         controllers_by_node: list[list] = [[] for _ in range(instance.num_nodes)]
         cpu_node = instance.cpu_to_node()

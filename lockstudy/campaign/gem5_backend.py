@@ -19,6 +19,7 @@ from pathlib import Path
 from lockstudy import gem5 as gem5_finder
 from lockstudy.campaign import artifacts
 from lockstudy.campaign.backends import Outcome, check_run_specs, register
+from lockstudy.campaign.machines import gem5_for_machine
 from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
@@ -33,6 +34,7 @@ def checkpoint_identity(spec: RunSpec, gem5: gem5_finder.Gem5Info) -> dict[str, 
         "image": artifacts.disk_image().identity,
         "machine_file": artifacts.machine_file(spec.machine).identity,
         "gem5_version": gem5.version,
+        "gem5_protocol": gem5.ruby_protocol,
     }
 
 
@@ -51,15 +53,23 @@ def gem5_argv(gem5: gem5_finder.Gem5Info, spec: RunSpec, outdir: Path) -> list[s
     ])  # fmt: skip
 
 
+def perturbation_options(spec: RunSpec) -> list[str]:
+    """run.py's options for the run's perturbation (none when it has none)."""
+    if not spec.perturb_ns:
+        return []
+    return ["--perturb-ns", str(spec.perturb_ns), "--perturb-seed", str(spec.perturb_seed)]
+
+
 @register("gem5")
 class Gem5Backend:
     name = "gem5"
 
     def preflight(self, specs: list[RunSpec]) -> None:
-        try:
-            gem5_finder.find_gem5()
-        except gem5_finder.Gem5Unavailable as exc:
-            raise RuntimeError(f"the gem5 backend needs gem5: {exc}") from exc
+        for machine in sorted({spec.machine for spec in specs}):
+            try:
+                gem5_for_machine(machine)
+            except gem5_finder.Gem5Unavailable as exc:
+                raise RuntimeError(f"the gem5 backend needs gem5 for machine {machine}: {exc}") from exc
         for spec in specs:
             artifacts.kernel(spec.kernel_build, "vmlinux")
             artifacts.machine_file(spec.machine)
@@ -91,7 +101,7 @@ class Gem5Backend:
         return target
 
     def run(self, spec: RunSpec, outdir: Path, campaign_dir: Path) -> Outcome:
-        gem5 = gem5_finder.find_gem5()
+        gem5 = gem5_for_machine(spec.machine)
         checkpoint = self.checkpoint(spec, gem5, campaign_dir)
         argv = [
             *gem5_argv(gem5, spec, outdir),
@@ -101,6 +111,7 @@ class Gem5Backend:
             spec.trace,
             "--checkpoint-in",
             str(checkpoint / "checkpoint"),
+            *perturbation_options(spec),
         ]
         with open(outdir / "gem5.log", "wb") as log:
             status = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode

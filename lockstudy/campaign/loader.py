@@ -37,7 +37,7 @@ CPU_MODELS = ("timing", "o3")
 TRACES = run_rules.TRACES
 SIZE_UNITS = ("cpus", "nodes")
 MATRIX_FIELDS = ("machine", "cpus", "nodes", "kernel_build", "boot", "run", "cpu_model", "trace")
-STUDY_FIELDS = frozenset(MATRIX_FIELDS) | {"name", "repeat", "resources", "description"}
+STUDY_FIELDS = frozenset(MATRIX_FIELDS) | {"name", "repeat", "perturb_ns", "resources", "description"}
 CAMPAIGN_FIELDS = frozenset({"name", "description", "max_attempts"})
 TOP_FIELDS = frozenset({"campaign", "defaults", "study"})
 RESOURCE_FIELDS = ("time_minutes", "memory_gb", "host_cpus")
@@ -47,7 +47,11 @@ BUILT_IN_DEFAULTS: dict[str, Any] = {
     "trace": "off",
     "boot": "",
     "repeat": 1,
+    "perturb_ns": 0,
 }
+# A perturbation is small against what it perturbs (a memory access of
+# 80-130 ns on our machines): larger ones are refused as a likely unit slip.
+MAX_PERTURB_NS = 100
 DEFAULT_MAX_ATTEMPTS = 2
 MISSING = "(missing)"
 
@@ -242,6 +246,15 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
             check.fail(f"{where}.{required}", MISSING, "is required")
     resources = resources_of(check, where, defaults.get("resources", {}), study.get("resources", {}))
     repeat = check.positive_int(f"{where}.repeat", merged["repeat"])
+    perturb_ns = merged["perturb_ns"]
+    if isinstance(perturb_ns, bool) or not isinstance(perturb_ns, int) or not 0 <= perturb_ns <= MAX_PERTURB_NS:
+        check.fail(f"{where}.perturb_ns", perturb_ns, "is not a whole number of ns in [0, 100]", "e.g. 4: up to 4 ns extra per memory access")
+        perturb_ns = None
+    elif repeat and repeat > 1 and perturb_ns == 0:
+        check.fail(
+            f"{where}.repeat", repeat, "repeats without perturbation are identical runs (gem5 is deterministic)",
+            "set perturb_ns (e.g. 4) so that each repeat follows another interleaving",
+        )
     size_unit = units[0] if len(units) == 1 else None
     machines = axis(check, f"{where}.machine", merged["machine"], check.machine) if "machine" in merged else []
     axes = {
@@ -259,11 +272,11 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
             check.refuse(f"{where}.{size_unit}", size, run_rules.size_reasons(machine, size_unit or "", size))
         for trace in axes["trace"]:
             check.refuse(f"{where}.trace", trace, run_rules.trace_reasons(machine, trace))
-    if len(check.lines) > found or size_unit is None or name is None or resources is None:
+    if len(check.lines) > found or size_unit is None or name is None or resources is None or perturb_ns is None:
         return []
     keys = list(axes)
     return [
-        RunSpec(**dict(zip(keys, combo)), size_unit=size_unit, study=name, resources=resources)
+        RunSpec(**dict(zip(keys, combo)), size_unit=size_unit, study=name, resources=resources, perturb_ns=perturb_ns)
         for combo in itertools.product(*(axes[k] for k in keys))
     ]
 

@@ -20,3 +20,15 @@ def machine_module() -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def ruby_protocol_of(machine_name: str) -> str | None:
+    """The Ruby protocol a machine needs its gem5 built with (None: any build)."""
+    return machine_module().find_machine(machine_name).ruby_protocol
+
+
+def gem5_for_machine(machine_name: str):
+    """The gem5 binary to run this machine on (lockstudy.gem5.find_gem5 by its protocol)."""
+    from lockstudy import gem5
+
+    return gem5.find_gem5(protocol=ruby_protocol_of(machine_name))

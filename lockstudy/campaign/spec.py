@@ -33,12 +33,26 @@ class RunSpec:
     repeat: int
     study: str = field(compare=False)
     resources: Resources = field(compare=False)
+    # Perturbation (Alameldeen & Wood, HPCA 2003): every memory access of
+    # the ROI gets a uniformly random extra latency in [0, perturb_ns] ns,
+    # drawn from gem5's generator seeded with `repeat`; 0 = none.
+    perturb_ns: int = 0
+
+    @property
+    def perturb_seed(self) -> int:
+        """The seed of this run's perturbation: its repeat index, so repeats differ and reruns agree."""
+        return self.repeat
 
     def identity(self) -> dict[str, object]:
-        """The fields that make the run what it is, in a stable form."""
+        """The fields that make the run what it is, in a stable form.
+
+        An unperturbed run's identity has no perturbation field, so the ids
+        of runs made before perturbation existed stay what they were."""
         data = asdict(self)
         data.pop("study")
         data.pop("resources")
+        if not self.perturb_ns:
+            data.pop("perturb_ns")
         data["boot"] = list(self.boot)
         return data
 
