@@ -485,10 +485,24 @@ class MachineInstance:
         ]
 
     def numa_boot_parameter(self) -> str:
-        """`lockstudy.numa=<N>:<cpus node0>/<cpus node1>/...:<N*N distances>`."""
+        """`lockstudy.numa=<N>:*<CPUs per node>:tree<distance per router>,<fan-outs>`.
+
+        The compact form of kernel/patches/numa-cmdline-cpus-per-node.patch
+        and numa-cmdline-router-tree.patch: the kernel derives the CPU lists
+        and the distances (local + per router crossed, 2L-1 routers below a
+        common router of level L) exactly as distances() does, in under 30
+        bytes at any size (the explicit form is 871 bytes at 16 nodes)."""
+        if not self.machine.is_numa:
+            return f"lockstudy.numa=1:*{self.num_cpus}"  # one node: no distances to give
+        numa = self.data["numa"]
+        tree = ",".join(str(value) for value in [numa["distance_per_router_hop"], *self.tree_levels()])
+        return f"lockstudy.numa={self.num_nodes}:*{self.cpus_per_node}:tree{tree}"
+
+    def explicit_numa_value(self) -> str:
+        """The same layout in the explicit form, `<N>:<cpus node0>/...:<N*N distances>`."""
         cpu_lists = "/".join(format_cpu_list(self.node_cpus(node)) for node in range(self.num_nodes))
         distances = ",".join(str(d) for row in self.distances() for d in row)
-        return f"lockstudy.numa={self.num_nodes}:{cpu_lists}:{distances}"
+        return f"{self.num_nodes}:{cpu_lists}:{distances}"
 
     def cycles(self, time_ps: int, clock_hz: int | None = None) -> int:
         return cycles_at(time_ps, clock_hz or self.clock_hz)
@@ -564,6 +578,7 @@ def _cross_checks(data: dict[str, Any]) -> list[str]:
             if memory % count or not is_power_of_two(memory // count):
                 errors.append(f"memory.size: {memory} bytes do not split into {count} equal power-of-two node ranges")
         if data["numa"]["local_distance"] != SLIT_LOCAL_DISTANCE:
+            # The kernel's router-tree form adds distances to LOCAL_DISTANCE (10).
             errors.append("numa.local_distance: must be 10 (ACPI SLIT normalises the local distance to 10)")
     return errors
 

@@ -65,13 +65,19 @@ def test_altix_cpu_to_node_map() -> None:
 
 
 def test_numa_string_contract() -> None:
+    """The compact form of the kernel's lockstudy.numa= (kernel/patches/numa-cmdline-*.patch)."""
     altix = machine.load_machine(ALTIX)
-    assert altix.instance(2).numa_boot_parameter() == "lockstudy.numa=2:0-1/2-3:10,20,20,10"
-    assert altix.instance(1).numa_boot_parameter() == "lockstudy.numa=1:0-1:10"
-    four = altix.instance(4).numa_boot_parameter()
-    assert four == "lockstudy.numa=4:0-1/2-3/4-5/6-7:" + ",".join(
+    assert altix.instance(1).numa_boot_parameter() == "lockstudy.numa=1:*2:tree10"
+    assert altix.instance(2).numa_boot_parameter() == "lockstudy.numa=2:*2:tree10,2"
+    assert altix.instance(4).numa_boot_parameter() == "lockstudy.numa=4:*2:tree10,2,4"
+    assert altix.instance(16).numa_boot_parameter() == "lockstudy.numa=16:*2:tree10,2,4,2"
+    assert altix.instance(2).explicit_numa_value() == "2:0-1/2-3:10,20,20,10"
+    four = altix.instance(4).explicit_numa_value()
+    assert four == "4:0-1/2-3/4-5/6-7:" + ",".join(
         map(str, [10, 20, 40, 40, 20, 10, 40, 40, 40, 40, 10, 20, 40, 40, 20, 10])
     )
+    # The explicit form at 16 nodes is what gem5's 511-byte command line could not hold.
+    assert len(altix.instance(16).explicit_numa_value()) > 800
 
 
 def test_distances_follow_router_hops_and_are_symmetric() -> None:
@@ -206,7 +212,8 @@ def test_sizes_outside_the_family_are_rejected() -> None:
 def test_a_new_machine_needs_no_code(tmp_path: Path) -> None:
     path = write_variant(tmp_path, ALTIX, "cpus_per_node = 2", "cpus_per_node = 4", name="altix-quad")
     quad = machine.load_machine(path).instance(2)
-    assert quad.numa_boot_parameter() == "lockstudy.numa=2:0-3/4-7:10,20,20,10"
+    assert quad.numa_boot_parameter() == "lockstudy.numa=2:*4:tree10,2"
+    assert quad.explicit_numa_value() == "2:0-3/4-7:10,20,20,10"
 
 
 # --- the run plan -----------------------------------------------------------
@@ -227,13 +234,34 @@ def plan_for(artifacts, *extra: str, outdir: Path | None = None) -> run_plan.Run
     return run_plan.make_plan(run_plan.build_parser().parse_args(argv))
 
 
+# gem5 v24's X86Board default kernel arguments (src/python/gem5/components/
+# boards/x86_board.py get_default_kernel_args, with {root_value} filled and
+# disk_device= dropped by our board), as gem5 printed them in a run's line.
+X86_BOARD_DEFAULT_ARGS = ["earlyprintk=ttyS0", "console=ttyS0", "lpj=7999923", "root=/dev/sda"]
+# The longest run and boot arguments of the study (a pft run with every switch).
+LONG_RUN = "pft:threads=32,mb=1024,iterations=10"
+LONG_BOOT = "lockstudy.spinlock=hbo lockstudy.lockref=spinlock lockstudy.rwsem_wakeflag=off lockstudy.fdlock=spinlock"
+# "Well under" gem5's 511 bytes: room left for a user's own boot arguments.
+WELL_UNDER_BYTES = 400
+
+
+@pytest.mark.parametrize("model", ["altix-numa", "altix-numa-interleaved"])
+def test_every_numa_size_fits_gem5s_command_line_only_in_the_compact_form(artifacts, model: str) -> None:
+    """issue 19: the explicit lockstudy.numa= form did not fit at 16 nodes; the compact one fits every size."""
+    for nodes in machine.load_machine(GEM5_CONFIGS / "machines" / f"{model}.toml").counts:
+        plan = plan_for(artifacts, "--machine", model, "--nodes", str(nodes), "--boot", LONG_BOOT, "--run", LONG_RUN)
+        line = " ".join(plan.kernel_args(X86_BOARD_DEFAULT_ARGS))
+        assert len(line) <= WELL_UNDER_BYTES, f"{model} at {nodes} nodes: {len(line)} bytes"
+        plan.check_command_line(line)
+        explicit = line.replace(plan.instance.numa_boot_parameter(), "lockstudy.numa=" + plan.instance.explicit_numa_value())
+        assert (len(explicit) > run_plan.X86_LINUX_COMMAND_LINE_MAX) == (nodes >= 16), f"{model} at {nodes} nodes"
+
+
 def test_a_command_line_gem5_cannot_hold_is_refused_with_its_size(artifacts) -> None:
-    """16 Altix nodes: the 16x16 distance matrix alone passes gem5 v24's 511-byte x86 command line."""
-    defaults = ["earlyprintk=ttyS0", "console=ttyS0", "lpj=7999923", "root=/dev/sda"]  # the X86Board's, as gem5 printed them
-    eight = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "8", "--run", "pft:threads=16,mb=4,iterations=1")
-    eight.check_command_line(" ".join(eight.kernel_args(defaults)))  # the sizes the study runs fit
+    """The explicit 16x16 distance matrix passes gem5 v24's 511-byte x86 command line: refused, named."""
     sixteen = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "16", "--boot", "lockstudy.spinlock=hbo")
-    line = " ".join(sixteen.kernel_args(defaults))
+    compact = sixteen.instance.numa_boot_parameter()
+    line = " ".join(sixteen.kernel_args(X86_BOARD_DEFAULT_ARGS)).replace(compact, "lockstudy.numa=" + sixteen.instance.explicit_numa_value())
     assert len(line) > run_plan.X86_LINUX_COMMAND_LINE_MAX == 511
     with pytest.raises(run_plan.PlanError, match=rf"altix-numa at 16 nodes: the kernel command line is {len(line)} bytes; .* holds 511 .*lockstudy\.numa=16"):
         sixteen.check_command_line(line)
@@ -243,7 +271,7 @@ def test_kernel_command_line_for_numa(artifacts) -> None:
     plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--boot", "lockstudy.spinlock=hbo", "--run", "kbench:duration_ms=10")
     line = plan.kernel_args(["console=ttyS0", "root={root_value}"])
     assert line[:2] == ["console=ttyS0", "root={root_value}"]
-    assert "lockstudy.numa=2:0-1/2-3:10,20,20,10" in line
+    assert "lockstudy.numa=2:*2:tree10,2" in line
     assert "lockstudy.spinlock=hbo" in line and "lockstudy.run=kbench:duration_ms=10" in line
     assert "lockstudy.m5ops=inst" in line and "init=/init" in line
     assert "lockstudy.checkpoint=1" not in line
@@ -443,11 +471,12 @@ def _keyword_sources(path: Path, call_name: str) -> dict[str, str]:
 
 def test_board_and_ruby_take_the_line_size_from_the_same_instance() -> None:
     board = _keyword_sources(GEM5_CONFIGS / "run.py", "LockstudyX86Board")
-    ruby = _keyword_sources(GEM5_CONFIGS / "components" / "ruby_numa.py", "RubySystem")
+    # Both Ruby hierarchies (MESI_Two_Level and CHI) build their RubySystem in numa_hierarchy.py.
+    ruby = _keyword_sources(GEM5_CONFIGS / "components" / "numa_hierarchy.py", "RubySystem")
     assert board["cache_line_size"] == "instance.line_bytes"
     assert ruby["block_size_bytes"] == "instance.line_bytes"
     # ... and the hierarchy refuses a board whose line differs from the machine's.
-    assert "board line" in (GEM5_CONFIGS / "components" / "ruby_numa.py").read_text()
+    assert "board line" in (GEM5_CONFIGS / "components" / "numa_hierarchy.py").read_text()
 
 
 @pytest.mark.parametrize("path", machine.machine_files(), ids=lambda p: p.stem)

@@ -96,7 +96,7 @@ def test_altix_two_nodes_guest_sees_the_numa_layout(model, request, built, tmp_p
         "--run", SMOKE_RUN_SPEC,
     )
     assert result["status"] == "ok", result["reason"]
-    assert "lockstudy.numa=2:0-1/2-3:10,20,20,10" in result["kernel_command_line"]
+    assert "lockstudy.numa=2:*2:tree10,2" in result["kernel_command_line"]
     # what getcpu() and /sys/devices/system/node said in the guest
     assert result["topology"]["problems"] == []
     assert result["topology"]["numa"]["cpu_node"] == [0, 0, 1, 1]

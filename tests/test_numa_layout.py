@@ -13,7 +13,14 @@ agree: same CPU -> node map, same cpulists, same distances, and node
 memory within MEMTOTAL_TOLERANCE_KB (see there). A third boot gives a bad
 value and must print the documented warning and fall back to one node.
 
-Time: three boots of a few seconds each under TCG (25 s in all, measured).
+The 16-node Altix-like machine (32 vCPUs) is booted the same two ways,
+with the compact form gem5 gets (`lockstudy.numa=16:*2:tree10,2,4,2`, CPU
+lists and distances derived in the kernel) against QEMU's SRAT and SLIT
+built from the machine file's own distance matrix: the kernel's derivation
+must give exactly the machine file's layout.
+
+Time: three boots of a few seconds each under TCG (25 s in all, measured),
+and two 32-vCPU boots.
 The initramfs is made here: busybox-static, /init, the probe.
 """
 
@@ -23,6 +30,7 @@ import gzip
 import re
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +38,9 @@ import pytest
 from lockstudy import guest_output, qemu
 from lockstudy.kernel.initramfs import BUSYBOX, DIRECTORIES, INIT_PROLOGUE, Entry, newc_archive
 from lockstudy.paths import ROOT
+
+sys.path.insert(0, str(ROOT / "gem5-configs"))
+import machine  # noqa: E402
 
 pytestmark = [pytest.mark.qemu, pytest.mark.kernel]
 
@@ -130,3 +141,55 @@ def test_bad_value_warns_and_falls_back(smp_bzimage: Path, initramfs: Path, tmp_
     assert report.done
     assert set(report.cpu_node.values()) == {0}
     assert list(report.cpulist) == [0]
+
+
+# The largest Altix-like machine: the one whose explicit lockstudy.numa= value
+# did not fit gem5's 511-byte x86 command line.
+ALTIX_FILE = ROOT / "gem5-configs" / "machines" / "altix-numa.toml"
+ALTIX_NODES = 16
+# A 32-vCPU TCG guest on a 2-core host brings its CPUs up one by one.
+BIG_BOOT_TIMEOUT_SECONDS = 600
+
+
+def boot_altix(instance: machine.MachineInstance, initramfs: Path, smp_bzimage: Path, log: Path,
+               kernel_args: str = "", numa: qemu.NumaLayout | None = None) -> guest_output.NumaReport:
+    memory_mib = instance.memory_bytes >> 20
+    result = qemu.boot(qemu.QemuBoot(kernel=smp_bzimage, console_log=log, cpus=instance.num_cpus, memory_mib=memory_mib,
+                                     kernel_args=kernel_args, initrd=initramfs, numa=numa,
+                                     timeout_seconds=BIG_BOOT_TIMEOUT_SECONDS))  # fmt: skip
+    assert result.ok, f"{result.describe()}\n{result.console[-3000:]}"
+    report = parse_probe(result.console)
+    assert report.done, "numa_probe did not finish"
+    return report
+
+
+def test_compact_form_gives_the_machine_files_layout_at_16_nodes(smp_bzimage: Path, initramfs: Path, tmp_path: Path) -> None:
+    """The compact lockstudy.numa= form against QEMU's SRAT/SLIT, both from the machine file."""
+    instance = machine.load_machine(ALTIX_FILE).instance(ALTIX_NODES)
+    parameter = instance.numa_boot_parameter()
+    assert parameter == "lockstudy.numa=16:*2:tree10,2,4,2"
+    node_mib = (instance.memory_bytes >> 20) // instance.num_nodes
+    srat = qemu.NumaLayout(
+        nodes=tuple(qemu.NumaNode(tuple(instance.node_cpus(node)), node_mib) for node in range(instance.num_nodes)),
+        distances=tuple(tuple(row) for row in instance.distances()),
+    )
+    ours = boot_altix(instance, initramfs, smp_bzimage, tmp_path / "parameter.log", parameter)
+    qemus = boot_altix(instance, initramfs, smp_bzimage, tmp_path / "srat.log", numa=srat)
+
+    active = re.search(r"lockstudy\.numa: active (\S+)", (tmp_path / "parameter.log").read_text(errors="replace"))
+    assert active, "no 'lockstudy.numa: active' line in the kernel log"
+    lists = "/".join(f"{2 * node}-{2 * node + 1}" for node in range(ALTIX_NODES))
+    assert active.group(1) == f"16:{lists}:tree10,2,4,2"
+
+    expected_node = dict(enumerate(instance.cpu_to_node()))
+    assert ours.cpu_node == qemus.cpu_node == expected_node
+    assert ours.cpulist == qemus.cpulist
+    assert ours.distance == qemus.distance == {node: tuple(row) for node, row in enumerate(instance.distances())}
+    assert ours.memtotal_kb.keys() == qemus.memtotal_kb.keys() == set(range(ALTIX_NODES))
+    tolerance_kb = node_mib * 1024 // 100
+    for node in range(ALTIX_NODES):
+        difference = abs(ours.memtotal_kb[node] - qemus.memtotal_kb[node])
+        assert difference <= tolerance_kb, (
+            f"node {node}: MemTotal {ours.memtotal_kb[node]} kB with lockstudy.numa, "
+            f"{qemus.memtotal_kb[node]} kB with QEMU's SRAT"
+        )
