@@ -56,6 +56,11 @@ def test_the_data_file_loads_and_every_figure_has_a_source() -> None:
     assert published.lookup("piii-smp", "c2c_clean_local").source == ""  # type: ignore[union-attr]
     assert published.lookup("altix-numa", "memory_remote_d60").value == 381  # type: ignore[union-attr]
     assert published.lookup("altix-numa", "no_such_thing") is None
+    # Both Altix models imitate the same hardware; only what their caches stand for differs.
+    assert published.lookup("altix-numa-interleaved", "memory_remote_d60").value == 381  # type: ignore[union-attr]
+    node_local, interleaved = published.lookup("altix-numa", "l2_hit"), published.lookup("altix-numa-interleaved", "l2_hit")
+    assert node_local is not None and interleaved is not None and node_local.value == interleaved.value == 14
+    assert "private L2" in node_local.note and "line-interleaved" in interleaved.note
 
 
 @pytest.mark.parametrize(

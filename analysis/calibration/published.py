@@ -36,7 +36,7 @@ class Published:
     note: str
 
     def matches(self, machine: str, measurement: str) -> bool:
-        return machine == self.machine and fnmatch.fnmatchcase(measurement, self.measurement)
+        return fnmatch.fnmatchcase(machine, self.machine) and fnmatch.fnmatchcase(measurement, self.measurement)
 
 
 @dataclass(frozen=True)
