@@ -6,6 +6,7 @@ bound table and, for traced runs, the per-lock tables, then writes into
 the output folder:
 
   metrics.csv, handoff_bound.csv, locks.csv (small tidy tables)
+  claims.csv (every seed claim judged once on our repeats: n, ratio, interval, verdict)
   figures/*.png, figures/*.svg
   report.md and report.html (one self-contained page)
   provenance.json (gem5 version, kernel build ids, image and machine
@@ -35,6 +36,11 @@ from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.runs import Results, load_results
+from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
+from analysis.statistics.claims import claims_table
+from analysis.statistics.configurations import GUEST_WINDOW
+from analysis.statistics.rules import load_rules
+from analysis.statistics.verdicts import AGREES, DISAGREES, INCONCLUSIVE, SINGLE_RUN
 from lockstudy import publish
 from lockstudy.campaign.loader import CampaignError, load_campaign
 
@@ -229,35 +235,54 @@ def reading_section(title: str, written: discussion.Discussion | None, finished_
     return Section(title, [f"**{stale}**"] * bool(stale) + list(written.paragraphs))
 
 
-def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion]) -> Section:
+# The claims table as the report shows it; claims.csv adds the means and the runs behind each judgement.
+CLAIM_COLUMNS = [
+    "claim", "condition", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES, "window", "rate", "rate_source",
+    "n_a", "n_b", "ratio", "ci_low", "ci_high", "published", "published_ratio", "ours", "verdict", "merged_claims",
+    "traced_left_out",
+]  # fmt: skip
+
+
+def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
+                  discussions: dict[str, discussion.Discussion]) -> tuple[Section, pd.DataFrame]:  # fmt: skip
+    """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv."""
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
     tolerance = seed_file.agreement.relative_tolerance
+    level = load_rules().level
     section.paragraphs.append(
-        f"For each claim of a seed (configuration a against b), our runs of the seed's study: "
-        f"`{seed_comparison.OUR_METRIC}` of each workload (or the workload's own rate where it counts no operations: "
-        f"the claims table's `rate`), the mean over repeats, judged once per ROI CPU model and per copy count "
-        f"(`copies`) unless the claim names its threads. Our direction is `same` "
-        f"within {tolerance:.0%} (analysis/data/seeds.toml [agreement]). A claim is about which configuration "
-        "is better; the seeds measured throughput, time or jobs per minute, we measure operations per "
-        "simulated second of the ROI, so ratios are shown side by side but only directions are judged."
+        f"For each claim of a seed (configuration a against b), our runs of the seed's study: each workload's rate over "
+        f"its own timed window where the guest reports one (`rate_source` \"{GUEST_WINDOW}\", "
+        f"analysis/data/statistics.toml), else `{seed_comparison.OUR_METRIC}` over the whole ROI (flagged). Traced runs "
+        f"are left out (they serve the per-lock attribution only), runs of different timed windows are never averaged, "
+        f"and each side of a claim is one configuration whose runs are its repeats. `ratio` is mean(a) / mean(b) with "
+        f"its {level:.0%} interval (`ci_low`, `ci_high`: Fieller's, analysis/statistics/intervals.py). Our direction "
+        f"is `same` when the whole interval lies within {tolerance:.0%} of 1 (analysis/data/seeds.toml [agreement]), "
+        f"a or b better when it lies wholly beyond; a claim `{AGREES}` or `{DISAGREES}` only then, and is "
+        f"`{INCONCLUSIVE}` otherwise, `{SINGLE_RUN}` when a side has one run. Rows resting on the same runs are one "
+        "judgement (`merged_claims` names the others). A claim is about which configuration is better; the seeds "
+        "measured throughput, time or jobs per minute, so ratios are shown side by side but only directions are judged."
     )
+    frames = []
     for seed in seed_file.seeds:
         sub = Section(f"Seed {seed.id}: {seed.title}")
         sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
         if seed.compare_on:
             sizes = ", ".join(f"{key} = {value}" for key, value in seed.compare_on.items())
             sub.paragraphs.append(f"The claims are compared on our runs with {sizes} only (seeds.toml `compare_on`: the seed's own setting).")
-        claims = seed_comparison.comparison_table(table, seed, tolerance)
-        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", claims))
-        judged = claims[claims["ours_ratio"].notna()]
+        claims = claims_table(table, seed, tolerance)
+        frames.append(claims)
+        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours (n, mean ratio and its interval)", claims[CLAIM_COLUMNS]))
+        judged = claims[claims["ratio"].notna()]
         if not judged.empty:
             case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
             if judged[seed_comparison.CPU_MODEL].nunique() > 1:
                 case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
             if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL])[seed_comparison.COPIES].nunique().max() > 1:
                 case += judged[seed_comparison.COPIES].map(lambda n: "" if pd.isna(n) else f", {n:g} copies")
-            judged = judged.assign(case=case)
+            if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES], dropna=False)["window"].nunique().max() > 1:
+                case += ", " + judged["window"]
+            judged = judged.assign(case=case, ours_ratio=judged["ratio"])
             sub.figures.append(
                 plots.claim_ratios(judged, key="case", title=f"Seed {seed.id}: a / b, published and ours",
                                    path_stem=out / FIGURES / f"seed-{seed.id}")  # fmt: skip
@@ -269,7 +294,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         reading = reading_section(f"Seed {seed.id}: our reading", discussions.get(seed.id), finished)
         sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), reading])
         section.subsections.append(sub)
-    return section
+    claims_frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(CLAIMS_CSV_COLUMNS))
+    return section, claims_frame
 
 
 def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
@@ -327,7 +353,8 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     sections = [handoff_section(table, bound, out, discussions.get(discussion.HANDOFFS)), throughput_section(table, out), numa_section(table, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
-    sections.append(seeds_section(table, lock_summary, out, discussions))
+    seeds_part, claims = seeds_section(table, lock_summary, out, discussions)
+    sections.append(seeds_part)
     calibration, calibration_tables = calibration_section(results, table)
     if calibration is not None:
         sections.insert(0, calibration)
@@ -339,7 +366,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     if campaign is not None:
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     # each machine's calibration table is <out>/<machine>.csv: results/calibration/<machine>.csv for its campaign
-    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, **calibration_tables}
+    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, "claims": claims, **calibration_tables}
     return Report(title, intro, sections, provenance(results, results_dir)), tables
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.statistics.claims import COLUMNS
 from analysis_checks import FIXTURES
 from lockstudy.paths import ROOT, cache_dir
 
@@ -29,7 +30,7 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_report_files_are_written(report_dir: Path) -> None:
-    for name in ("report.md", "report.html", "metrics.csv", "locks.csv", "provenance.json"):
+    for name in ("report.md", "report.html", "metrics.csv", "locks.csv", "claims.csv", "provenance.json"):
         assert (report_dir / name).is_file(), name
     markdown = (report_dir / "report.md").read_text()
     for title in ("Coherence messages per lock hand-off", "Node-local and crossing traffic", "Per-lock traffic", "Provenance"):
@@ -44,6 +45,10 @@ def test_tables_hold_the_fixtures_numbers(report_dir: Path) -> None:
     locks = pd.read_csv(report_dir / "locks.csv")
     bench = locks[locks["lock"] == "bench:lock"].iloc[0]
     assert bench["shares_line_with"] == "bench:shared_noise" and bench["invalidations"] > 0
+    assert set(metrics["trace"]) == {"protocol", "off"}  # the fixtures: one traced run, one not
+    claims = pd.read_csv(report_dir / "claims.csv", dtype={"seed": str})
+    assert tuple(claims.columns) == COLUMNS
+    assert claims["verdict"].str.startswith("not run:").all()  # the fixtures are no seed's study
 
 
 def test_published_report_names_no_path_of_this_machine(report_dir: Path) -> None:
