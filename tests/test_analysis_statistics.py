@@ -143,3 +143,30 @@ def test_the_perturbation_is_read_from_the_provenance() -> None:
     assert size == 0.0 and math.isnan(seed)
     with pytest.raises(MetricsError, match="perturbation.seed"):
         perturbation_of({"perturbation": {"memory_latency_var_ns": 4, "seed": "x"}})
+
+
+def test_the_reports_means_refuse_to_average_two_windows() -> None:
+    from analysis.report import mean_by
+
+    rows = pd.DataFrame([kbench("cna-20ms", 1.0e6), kbench("cna-8ms", 1.4e6, duration_ms=8)])
+    with pytest.raises(PoolingError, match="cna-20ms.*cna-8ms|cna-8ms.*cna-20ms"):
+        mean_by(rows, ["variant", "cpus"], "metrics.acquisitions_per_sec")
+    same = pd.DataFrame([kbench("r1", 1.0e6), kbench("r2", 1.2e6, seed=2.0)])
+    assert mean_by(same, ["variant", "cpus"], "metrics.acquisitions_per_sec").iloc[0, -1] == pytest.approx(1.1e6)
+
+
+def test_the_evidence_table_keeps_traced_runs_and_other_windows_apart() -> None:
+    from analysis.seed_evidence import configuration_table
+    from analysis.seeds import load_seeds
+
+    lockref = next(seed for seed in load_seeds() if seed.id == "004")
+    base = {"study": "lockref-4nodes", "kernel_build": "smp", "boot_args": "lockstudy.lockref=cmpxchg", "testcase": "samefile",
+            "cpus": 8, "nodes": 4, "copies": 8.0, "roi": 0, "roi_cpu": "timing", "ops_per_sim_s": 1.0,
+            **{name: 1.0 for name in lockref.evidence}}  # fmt: skip
+    rows = pd.DataFrame([
+        dict(base, run_id="plain", trace="off", run_spec="samefile:threads=8,iterations=100"),
+        dict(base, run_id="traced", trace="protocol", run_spec="samefile:threads=8,iterations=100"),
+        dict(base, run_id="longer", trace="off", run_spec="samefile:threads=8,iterations=400"),
+    ])  # fmt: skip
+    table = configuration_table(rows, lockref)
+    assert len(table) == 3 and set(table["runs"]) == {1}

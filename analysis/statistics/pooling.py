@@ -105,3 +105,13 @@ def check_poolable(rows: pd.DataFrame, rules: StatisticsRules | None = None, wha
     _refuse_mixed(rows, traces, what, "trace", "traced runs serve attribution only, never a rate")
     windows = pd.Series([window_of(row, rules) for _, row in rows.iterrows()], index=rows.index, dtype=object)
     _refuse_mixed(rows, windows, what, "window", "rates over different timed windows are not repeats of one measurement")
+
+
+def check_groups(rows: pd.DataFrame, keys: list[str], rules: StatisticsRules | None = None, what: str = "runs") -> None:
+    """check_poolable for every group of `rows` by `keys`: each group is about to become one mean."""
+    rules = rules or load_rules()
+    if rows.empty:
+        return
+    for values, group in rows.groupby(keys, dropna=False):
+        named = ", ".join(f"{key}={_text(value)}" for key, value in zip(keys, values if isinstance(values, tuple) else (values,)))
+        check_poolable(group, rules, f"{what} ({named})")
