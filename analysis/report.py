@@ -7,6 +7,7 @@ the output folder:
 
   metrics.csv, handoff_bound.csv, locks.csv (small tidy tables)
   claims.csv (every seed claim judged once on our repeats: n, ratio, interval, verdict)
+  configurations.csv (each configuration's rate over its repeats: mean, n, interval)
   figures/*.png, figures/*.svg
   report.md and report.html (one self-contained page)
   provenance.json (gem5 version, kernel build ids, image and machine
@@ -38,7 +39,7 @@ from analysis.report_render import Report, Section, Table, write_html, write_mar
 from analysis.runs import Results, load_results
 from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
 from analysis.statistics.claims import claims_table
-from analysis.statistics.configurations import GUEST_WINDOW, rate_of
+from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, rate_of
 from analysis.statistics.pooling import check_groups, split_traced
 from analysis.statistics.rules import load_rules
 from analysis.statistics.verdicts import AGREES, DISAGREES, INCONCLUSIVE, SINGLE_RUN
@@ -128,6 +129,22 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
     if not section.figures:
         section.paragraphs.append("No workload ran at two or more sizes.")
     return section
+
+
+RATE_COLUMNS = ["machine", "testcase", "cpus", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
+                "rate_source", "n", "mean", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+
+
+def rates_table(configurations: pd.DataFrame) -> Table:
+    """Each untraced configuration's rate: mean, n and interval (configurations.csv has every key)."""
+    level = load_rules().level
+    untraced = configurations[configurations["note"] != TRACED_NOTE]
+    rows = untraced[[column for column in RATE_COLUMNS if column in untraced]]
+    rows = rows[~rows["testcase"].astype(str).str.startswith(CALIBRATION_PREFIX)]
+    return Table(
+        f"Each configuration's rate over its repeats: mean, n and {level:.0%} interval (untraced runs)",
+        rows.sort_values(["machine", "testcase", "cpus", "variant", "boot_args"]).reset_index(drop=True),
+    )
 
 
 def numa_section(table: pd.DataFrame, out: Path) -> Section:
@@ -366,7 +383,11 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     check_groups(kbench_rows(rated), ["machine", "variant", "cpus"], what="hand-off bound")
     bound = handoffs.bound_table(rated)
     discussions = campaign_discussions(campaign) if campaign is not None else {}
-    sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput_section(rated, out), numa_section(rated, out)]
+    configurations = configurations_table(table)
+    throughput = throughput_section(rated, out)
+    if not configurations.empty:
+        throughput.tables.append(rates_table(configurations))
+    sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
     seeds_part, claims = seeds_section(table, lock_summary, out, discussions)
@@ -382,7 +403,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     if campaign is not None:
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     # each machine's calibration table is <out>/<machine>.csv: results/calibration/<machine>.csv for its campaign
-    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, "claims": claims, **calibration_tables}
+    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, "claims": claims, "configurations": configurations, **calibration_tables}
     return Report(title, intro, sections, provenance(results, results_dir)), tables
 
 

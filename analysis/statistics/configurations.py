@@ -63,7 +63,8 @@ def rate_interval(rows: pd.DataFrame, column: str, rules: StatisticsRules | None
 
 
 def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = None) -> pd.DataFrame:
-    """One row per configuration: its keys, window, n, runs, rate column and source, mean and interval."""
+    """One row per configuration: its keys, window, n (runs with the rate), runs, rate column and
+    source, mean and interval (Student t; `ci_method` says which, or that n = 1 has none)."""
     rules = rules or load_rules()
     if table.empty:
         return pd.DataFrame()
@@ -86,7 +87,10 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
         elif column not in rows or rows[column].isna().all():
             record["note"] = f"no {column} in these runs"
         else:
-            interval = rate_interval(rows, column, rules, what=f"configuration of {record['runs']}")
-            record.update(mean=interval.estimate, ci_low=interval.low, ci_high=interval.high, ci_method=interval.method)
+            rated = rows[rows[column].notna()]
+            interval = rate_interval(rated, column, rules, what=f"configuration of {record['runs']}")
+            record.update(n=len(rated), mean=interval.estimate, ci_low=interval.low, ci_high=interval.high, ci_method=interval.method)
+            if len(rated) < len(rows):
+                record["note"] = f"{len(rows) - len(rated)} run(s) without {column}, left out"
         out.append(record)
     return pd.DataFrame(out)
