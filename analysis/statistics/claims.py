@@ -83,7 +83,7 @@ def judge_pair(row: dict[str, Any], claim: Claim, a_rows: pd.DataFrame, b_rows: 
     if column not in a_rows or column not in b_rows:
         return dict(row, verdict=f"runs without a rate (no column {column!r} in the metrics table)")
     a, b = a_rows[column].astype(float), b_rows[column].astype(float)
-    if a.isna().any() or b.isna().any() or (b == 0).all():
+    if a.isna().any() or b.isna().any() or b.mean() == 0:
         return dict(row, verdict=f"runs without a rate ({column} of a: {a.tolist()}, of b: {b.tolist()})")
     interval = ratio_interval(a.tolist(), b.tolist(), rules, what=f"claim {claim.id}")
     ours, said = verdict(interval, claim.direction, band, len(a), len(b))
