@@ -15,6 +15,7 @@ from analysis.metrics import MetricsError
 from analysis.protocol_trace import TraceFormatError
 from analysis.runs import MissingStatError, RunLayoutError
 from analysis.stat_rules import RulesError
+from analysis.statistics.rules import StatisticsError
 from analysis.stats_reader import StatsFileError
 
 INPUT_ERRORS: tuple[type[Exception], ...] = (
@@ -27,6 +28,7 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
     RunLayoutError,
     RulesError,
     StatsFileError,
+    StatisticsError,
 )
 
 

@@ -6,6 +6,8 @@ bound table and, for traced runs, the per-lock tables, then writes into
 the output folder:
 
   metrics.csv, handoff_bound.csv, locks.csv (small tidy tables)
+  claims.csv (every seed claim judged once on our repeats: n, ratio, interval, verdict)
+  configurations.csv (each configuration's rate over its repeats: mean, n, interval)
   figures/*.png, figures/*.svg
   report.md and report.html (one self-contained page)
   provenance.json (gem5 version, kernel build ids, image and machine
@@ -35,6 +37,12 @@ from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.runs import Results, load_results
+from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
+from analysis.statistics.claims import claims_table
+from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, rate_of
+from analysis.statistics.pooling import check_groups, split_traced
+from analysis.statistics.rules import load_rules
+from analysis.statistics.verdicts import AGREES, DISAGREES, INCONCLUSIVE, SINGLE_RUN
 from lockstudy import publish
 from lockstudy.campaign.loader import CampaignError, load_campaign
 
@@ -52,6 +60,9 @@ def kbench_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def mean_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    """The mean of `value` per group of `keys`; PoolingError when a group mixes traced with untraced
+    runs or timed windows (analysis/statistics/pooling.py)."""
+    check_groups(frame, keys, what=f"mean of {value}")
     return frame.groupby(keys, as_index=False)[value].mean()
 
 
@@ -92,26 +103,48 @@ def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path, written
 def throughput_section(table: pd.DataFrame, out: Path) -> Section:
     section = Section("Throughput against CPUs")
     section.paragraphs.append(
-        "Operations per simulated second of the ROI (`ops_per_sim_s`): gem5's simulated time, whatever "
-        "clock the guest had."
+        "Each workload's rate over its own timed window, as the guest reports it (analysis/data/statistics.toml: "
+        "kbench's acquisitions over the kernel's elapsed time, a harness testcase's over its measured window); "
+        "a workload that times no window of its own is shown per simulated second of the ROI (`ops_per_sim_s`), "
+        "and its y axis says so. Untraced runs only (traced runs serve the per-lock attribution), the mean of "
+        "each size's runs."
     )
     for (machine, testcase), group in table.groupby(["machine", "testcase"]):
         if str(testcase).startswith(CALIBRATION_PREFIX):
             continue  # a calibration ROI's ops are repetitions of one measurement: its table is the calibration section
+        rate, source = rate_of(str(testcase))
+        if rate not in group or group[rate].isna().all():
+            continue
         series = "variant" if testcase == KBENCH else "boot_args"
-        points = mean_by(group.assign(boot_args=group["boot_args"].replace("", "default boot")), [series, "cpus"], "ops_per_sim_s")
+        points = mean_by(group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot")), [series, "cpus"], rate)
         if points["cpus"].nunique() < 2:
             continue
         section.figures.append(
             plots.lines_vs_size(
-                points, y="ops_per_sim_s", x="cpus", series=series,
-                title=f"{machine}, {testcase}: throughput", ylabel="operations per simulated second",
+                points, y=rate, x="cpus", series=series,
+                title=f"{machine}, {testcase}: throughput", ylabel=f"{rate} ({source})",
                 path_stem=out / FIGURES / f"throughput-{machine}-{testcase}", xlabel="CPUs",
             )  # fmt: skip
         )
     if not section.figures:
         section.paragraphs.append("No workload ran at two or more sizes.")
     return section
+
+
+RATE_COLUMNS = ["machine", "testcase", "cpus", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
+                "rate_source", "n", "mean", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+
+
+def rates_table(configurations: pd.DataFrame) -> Table:
+    """Each untraced configuration's rate: mean, n and interval (configurations.csv has every key)."""
+    level = load_rules().level
+    untraced = configurations[configurations["note"] != TRACED_NOTE]
+    rows = untraced[[column for column in RATE_COLUMNS if column in untraced]]
+    rows = rows[~rows["testcase"].astype(str).str.startswith(CALIBRATION_PREFIX)]
+    return Table(
+        f"Each configuration's rate over its repeats: mean, n and {level:.0%} interval (untraced runs)",
+        rows.sort_values(["machine", "testcase", "cpus", "variant", "boot_args"]).reset_index(drop=True),
+    )
 
 
 def numa_section(table: pd.DataFrame, out: Path) -> Section:
@@ -125,6 +158,7 @@ def numa_section(table: pd.DataFrame, out: Path) -> Section:
         "the share of network transmissions on router-to-router links, which are all off-node "
         "(`inter_node_messages` / `network_messages`)."
     )
+    check_groups(numa, ["variant", "nodes"], what="NUMA hand-off shares")
     shares = numa.assign(
         local=numa["handoffs_local"] / numa["handoffs"],
         crossing_links=numa["inter_node_messages"] / numa["network_messages"],
@@ -148,7 +182,8 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     if summary.empty:
         section.paragraphs.append("No run of these results was traced (`trace = \"protocol\"`): no per-lock attribution.")
         return section, summary
-    identity = table[["run_id", "study", "machine", "cpus", "nodes", "variant", "boot_args", "testcase"]].drop_duplicates("run_id")
+    # trace and run_spec: the per-lock means below are of traced runs of one window (mean_by checks)
+    identity = table[["run_id", "study", "machine", "cpus", "nodes", "variant", "boot_args", "testcase", "trace", "run_spec"]].drop_duplicates("run_id")
     summary = summary.merge(identity, on="run_id", how="left")
     section.paragraphs.append(
         "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the L1s "
@@ -229,35 +264,54 @@ def reading_section(title: str, written: discussion.Discussion | None, finished_
     return Section(title, [f"**{stale}**"] * bool(stale) + list(written.paragraphs))
 
 
-def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion]) -> Section:
+# The claims table as the report shows it; claims.csv adds the means and the runs behind each judgement.
+CLAIM_COLUMNS = [
+    "claim", "condition", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES, "window", "rate", "rate_source",
+    "n_a", "n_b", "ratio", "ci_low", "ci_high", "published", "published_ratio", "ours", "verdict", "merged_claims",
+    "traced_left_out",
+]  # fmt: skip
+
+
+def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
+                  discussions: dict[str, discussion.Discussion]) -> tuple[Section, pd.DataFrame]:  # fmt: skip
+    """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv."""
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
     tolerance = seed_file.agreement.relative_tolerance
+    level = load_rules().level
     section.paragraphs.append(
-        f"For each claim of a seed (configuration a against b), our runs of the seed's study: "
-        f"`{seed_comparison.OUR_METRIC}` of each workload (or the workload's own rate where it counts no operations: "
-        f"the claims table's `rate`), the mean over repeats, judged once per ROI CPU model and per copy count "
-        f"(`copies`) unless the claim names its threads. Our direction is `same` "
-        f"within {tolerance:.0%} (analysis/data/seeds.toml [agreement]). A claim is about which configuration "
-        "is better; the seeds measured throughput, time or jobs per minute, we measure operations per "
-        "simulated second of the ROI, so ratios are shown side by side but only directions are judged."
+        f"For each claim of a seed (configuration a against b), our runs of the seed's study: each workload's rate over "
+        f"its own timed window where the guest reports one (`rate_source` \"{GUEST_WINDOW}\", "
+        f"analysis/data/statistics.toml), else `{seed_comparison.OUR_METRIC}` over the whole ROI (flagged). Traced runs "
+        f"are left out (they serve the per-lock attribution only), runs of different timed windows are never averaged, "
+        f"and each side of a claim is one configuration whose runs are its repeats. `ratio` is mean(a) / mean(b) with "
+        f"its {level:.0%} interval (`ci_low`, `ci_high`: Fieller's, analysis/statistics/intervals.py). Our direction "
+        f"is `same` when the whole interval lies within {tolerance:.0%} of 1 (analysis/data/seeds.toml [agreement]), "
+        f"a or b better when it lies wholly beyond; a claim `{AGREES}` or `{DISAGREES}` only then, and is "
+        f"`{INCONCLUSIVE}` otherwise, `{SINGLE_RUN}` when a side has one run. Rows resting on the same runs are one "
+        "judgement (`merged_claims` names the others). A claim is about which configuration is better; the seeds "
+        "measured throughput, time or jobs per minute, so ratios are shown side by side but only directions are judged."
     )
+    frames = []
     for seed in seed_file.seeds:
         sub = Section(f"Seed {seed.id}: {seed.title}")
         sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
         if seed.compare_on:
             sizes = ", ".join(f"{key} = {value}" for key, value in seed.compare_on.items())
             sub.paragraphs.append(f"The claims are compared on our runs with {sizes} only (seeds.toml `compare_on`: the seed's own setting).")
-        claims = seed_comparison.comparison_table(table, seed, tolerance)
-        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours", claims))
-        judged = claims[claims["ours_ratio"].notna()]
+        claims = claims_table(table, seed, tolerance)
+        frames.append(claims)
+        sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours (n, mean ratio and its interval)", claims[CLAIM_COLUMNS]))
+        judged = claims[claims["ratio"].notna()]
         if not judged.empty:
             case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
             if judged[seed_comparison.CPU_MODEL].nunique() > 1:
                 case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
             if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL])[seed_comparison.COPIES].nunique().max() > 1:
                 case += judged[seed_comparison.COPIES].map(lambda n: "" if pd.isna(n) else f", {n:g} copies")
-            judged = judged.assign(case=case)
+            if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES], dropna=False)["window"].nunique().max() > 1:
+                case += ", " + judged["window"]
+            judged = judged.assign(case=case, ours_ratio=judged["ratio"])
             sub.figures.append(
                 plots.claim_ratios(judged, key="case", title=f"Seed {seed.id}: a / b, published and ours",
                                    path_stem=out / FIGURES / f"seed-{seed.id}")  # fmt: skip
@@ -269,7 +323,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         reading = reading_section(f"Seed {seed.id}: our reading", discussions.get(seed.id), finished)
         sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), reading])
         section.subsections.append(sub)
-    return section
+    claims_frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(CLAIMS_CSV_COLUMNS))
+    return section, claims_frame
 
 
 def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
@@ -322,12 +377,21 @@ def campaign_header(campaign: Path) -> list[str]:
 
 def build_report(results: Results, results_dir: Path, out: Path, title: str, campaign: Path | None = None) -> tuple[Report, dict[str, pd.DataFrame]]:
     table = metrics_table(results)
-    bound = handoffs.bound_table(table)
+    # Rates and per-hand-off traffic from untraced runs only: a traced run serves the per-lock
+    # attribution (its window is another), and averaging it in moved the bound's verdicts (issue 17).
+    rated, _traced = split_traced(table, what="report")
+    check_groups(kbench_rows(rated), ["machine", "variant", "cpus"], what="hand-off bound")
+    bound = handoffs.bound_table(rated)
     discussions = campaign_discussions(campaign) if campaign is not None else {}
-    sections = [handoff_section(table, bound, out, discussions.get(discussion.HANDOFFS)), throughput_section(table, out), numa_section(table, out)]
+    configurations = configurations_table(table)
+    throughput = throughput_section(rated, out)
+    if not configurations.empty:
+        throughput.tables.append(rates_table(configurations))
+    sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
-    sections.append(seeds_section(table, lock_summary, out, discussions))
+    seeds_part, claims = seeds_section(table, lock_summary, out, discussions)
+    sections.append(seeds_part)
     calibration, calibration_tables = calibration_section(results, table)
     if calibration is not None:
         sections.insert(0, calibration)
@@ -339,7 +403,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     if campaign is not None:
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     # each machine's calibration table is <out>/<machine>.csv: results/calibration/<machine>.csv for its campaign
-    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, **calibration_tables}
+    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, "claims": claims, "configurations": configurations, **calibration_tables}
     return Report(title, intro, sections, provenance(results, results_dir)), tables
 
 

@@ -7,7 +7,9 @@ the workload's operations per simulated second of the ROI (higher is
 better), whatever the seed measured (throughput, time, jobs per minute):
 a claim is a statement about which configuration is better, and that is
 what is compared. The verdict is plain: agrees, disagrees, or says which
-runs are missing.
+runs are missing. The report judges claims with analysis/statistics/
+(repeats, intervals, guest-timed rates, traced runs left out); this
+module's matching of runs to a claim's configurations is what it uses.
 
 Configurations map onto our runs by the seed's match keys:
   variant -> the kernel build and/or boot switch the seed's [seed.variants] names

@@ -23,9 +23,13 @@ import pandas as pd
 
 from analysis.seed_comparison import CPU_MODEL, OUR_METRIC, study_rows
 from analysis.seeds import Seed
+from analysis.statistics.pooling import window_of
 
 NO_VARIANT = "-"  # a run of ours that stands for none of the seed's variants (an extra point)
-CONFIGURATION = ["seed_variant", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies", CPU_MODEL]
+# trace and the timed window are part of a configuration: traced runs and runs of other windows
+# are never averaged with the others (analysis/statistics/pooling.py), they get rows of their own.
+CONFIGURATION = ["seed_variant", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies", CPU_MODEL, "trace", "window"]
+UNKNOWN_TRACE = "unknown"  # a metrics table without the trace column (older than it)
 LOCK_COUNTS = ["invalidations", "forwards", "home_requests"]
 
 
@@ -45,6 +49,8 @@ def _labelled(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     rows = study_rows(table, seed).copy()
     rows["boot_args"] = rows["boot_args"].fillna("")
     rows["seed_variant"] = [seed_variant(str(k), str(b), seed) for k, b in zip(rows["kernel_build"], rows["boot_args"])]
+    rows["trace"] = rows["trace"].fillna("") if "trace" in rows else UNKNOWN_TRACE
+    rows["window"] = [window_of(row) for _, row in rows.iterrows()] if not rows.empty else []
     return rows
 
 

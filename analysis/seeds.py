@@ -28,7 +28,9 @@ File format (the data file's header says the same with examples):
                      change? = {a, b}, note?}],
                      rows = [{line, key = [...], values = [...], note?}]
     [[seed.claim]]   id, metric, a, b, direction, ratio, lines, quote,
-                     quote_line, headline?, note?
+                     quote_line, headline?, note?, condition? ("as-shipped",
+                     the default, or "precondition": judged where the
+                     seed's bottleneck was restored first)
 
 A number's configuration is the table's config + its row's keys + its
 column's config (+ change.a or change.b for a "% change" column); no key
@@ -54,6 +56,11 @@ if TYPE_CHECKING:  # pandas is imported only by published_frame()
 DEFAULT = Path(__file__).resolve().parent / "data" / "seeds.toml"
 
 DIRECTIONS = ("a_better", "b_better", "same")
+# Where a claim is judged: on the kernel as shipped (6.1's own locks), or
+# where the seed's precondition was restored first (evidence-standard,
+# section 4: a seed is reproduced where its bottleneck exists).
+AS_SHIPPED = "as-shipped"
+CONDITIONS = (AS_SHIPPED, "precondition")
 BETTER = ("higher", "lower")
 COLUMN_BETTER = BETTER + ("none",)  # a column may hold a quantity with no "better" (cpu %)
 VARIANT_KEY = "variant"  # the configuration key whose values [seed.variants] declares
@@ -185,6 +192,7 @@ class Claim:
     quote_line: int
     headline: bool
     note: str
+    condition: str = AS_SHIPPED  # one of CONDITIONS
 
 
 @dataclass(frozen=True)
@@ -483,7 +491,7 @@ def _check_unique_cells(table: SeedTable, where: _Where) -> None:
 
 def _claim(value: Any, where: _Where) -> Claim:
     data = _table(
-        value, where, {"id", "metric", "a", "b", "direction", "ratio", "lines", "quote", "quote_line"}, {"headline", "note"}
+        value, where, {"id", "metric", "a", "b", "direction", "ratio", "lines", "quote", "quote_line"}, {"headline", "note", "condition"}
     )
     a = _config(data["a"], where / "a")
     b = _config(data["b"], where / "b")
@@ -508,6 +516,7 @@ def _claim(value: Any, where: _Where) -> Claim:
         quote_line=_line(data["quote_line"], where / "quote_line"),
         headline=headline,
         note=_string(data["note"], where / "note") if "note" in data else "",
+        condition=_word(data["condition"], where / "condition", CONDITIONS) if "condition" in data else AS_SHIPPED,
     )
 
 

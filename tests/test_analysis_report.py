@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.statistics.claims import COLUMNS
 from analysis_checks import FIXTURES
 from lockstudy.paths import ROOT, cache_dir
 
@@ -29,7 +30,7 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_report_files_are_written(report_dir: Path) -> None:
-    for name in ("report.md", "report.html", "metrics.csv", "locks.csv", "provenance.json"):
+    for name in ("report.md", "report.html", "metrics.csv", "locks.csv", "claims.csv", "provenance.json"):
         assert (report_dir / name).is_file(), name
     markdown = (report_dir / "report.md").read_text()
     for title in ("Coherence messages per lock hand-off", "Node-local and crossing traffic", "Per-lock traffic", "Provenance"):
@@ -44,6 +45,10 @@ def test_tables_hold_the_fixtures_numbers(report_dir: Path) -> None:
     locks = pd.read_csv(report_dir / "locks.csv")
     bench = locks[locks["lock"] == "bench:lock"].iloc[0]
     assert bench["shares_line_with"] == "bench:shared_noise" and bench["invalidations"] > 0
+    assert set(metrics["trace"]) == {"protocol", "off"}  # the fixtures: one traced run, one not
+    claims = pd.read_csv(report_dir / "claims.csv", dtype={"seed": str})
+    assert tuple(claims.columns) == COLUMNS
+    assert claims["verdict"].str.startswith("not run:").all()  # the fixtures are no seed's study
 
 
 def test_published_report_names_no_path_of_this_machine(report_dir: Path) -> None:
@@ -78,7 +83,7 @@ def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> 
     result = report_with_discussion(tmp_path, (
         '[[reading]]\nabout = "004"\nwritten_for = 0\ntext = "The lockref line moved less."\n'
         '[[reading]]\nabout = "002"\nwritten_for = 5\ntext = "HBO kept the lock on its node."\n'
-        '[[reading]]\nabout = "handoffs"\nwritten_for = 2\ntext = "Two kbench ROIs, read as such."\n'
+        '[[reading]]\nabout = "handoffs"\nwritten_for = 1\ntext = "One untraced kbench ROI, read as such."\n'
     ))  # fmt: skip
     assert result.returncode == 0, result.stderr
     markdown = (tmp_path / "out" / "report.md").read_text()
@@ -88,7 +93,8 @@ def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> 
     assert "Written when 5 run(s) of this study had finished; these results hold 0" in stale
     assert "HBO kept the lock on its node." in stale
     kbench = markdown.split("Hand-offs: our reading", 1)[1].split("\n#", 1)[0]
-    assert kbench.strip() == "Two kbench ROIs, read as such."  # the fixtures' 2 kbench runs: current
+    # the fixtures' one untraced kbench run: current (the traced one serves the per-lock attribution only)
+    assert kbench.strip() == "One untraced kbench ROI, read as such."
 
 
 def test_a_broken_discussion_is_a_clear_error(tmp_path: Path) -> None:

@@ -1,0 +1,96 @@
+"""Runs grouped into configurations: each rate's mean, n and interval over a configuration's repeats.
+
+A configuration is everything that makes a run what it measures (the
+rules' `keys`: machine, size, kernel build, boot arguments, the run spec
+and its ROI, the CPU model, the trace, the perturbation's size) without
+the repeat index or the perturbation's seed. Its runs are repeats; each
+rate is given as their mean, n and Student-t interval (n >= 2), with the
+method named in the table.
+
+A rate is the testcase's own timed one where the guest reports it
+(analysis/data/statistics.toml [guest_rate]), else the fallback the caller
+gives (operations per simulated second of the ROI), and the table says
+which (`rate_source`). Traced configurations get no rate: their runs serve
+the per-lock attribution only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from analysis.statistics.intervals import Interval, mean_interval
+from analysis.statistics.pooling import RUN_ID, check_poolable, is_traced, require_trace_column, window_of
+from analysis.statistics.rules import StatisticsRules, load_rules
+
+ROI_RATE = "ops_per_sim_s"  # analysis/metrics.py: operations per simulated second of the ROI
+GUEST_WINDOW = "guest window"
+ROI_WINDOW = "ROI (the guest times no window of its own)"
+TRACED_NOTE = "traced: attribution only, no rate"
+
+
+def key_text(value: Any) -> str:
+    """A configuration key's value as text (NaN, None and "" alike: CSV reads "" back as NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def configuration_key(row: pd.Series | dict[str, Any], rules: StatisticsRules | None = None) -> tuple[str, ...]:
+    """The configuration of one row: its values of the rules' keys (a key the table lacks does not vary)."""
+    rules = rules or load_rules()
+    return tuple(key_text(row.get(key)) for key in rules.keys)
+
+
+def rate_of(testcase: str, fallback: str = ROI_RATE, rules: StatisticsRules | None = None) -> tuple[str, str]:
+    """(the metrics column a testcase's rate is read from, where that rate comes from)."""
+    rules = rules or load_rules()
+    guest = rules.guest_rate(testcase)
+    if guest is not None and guest.timed:
+        return guest.column, GUEST_WINDOW
+    return fallback, ROI_WINDOW
+
+
+def rate_interval(rows: pd.DataFrame, column: str, rules: StatisticsRules | None = None, what: str = "runs") -> Interval:
+    """The mean of `column` over `rows` with its interval, after refusing rows that may not pool."""
+    rules = rules or load_rules()
+    check_poolable(rows, rules, what)
+    return mean_interval(rows[column].astype(float).tolist(), rules, what=f"{what}: {column}")
+
+
+def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = None) -> pd.DataFrame:
+    """One row per configuration: its keys, window, n (runs with the rate), runs, rate column and
+    source, mean and interval (Student t; `ci_method` says which, or that n = 1 has none)."""
+    rules = rules or load_rules()
+    if table.empty:
+        return pd.DataFrame()
+    require_trace_column(table, rules, "configurations")
+    keys = [configuration_key(row, rules) for _, row in table.iterrows()]
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for position, key in enumerate(keys):
+        groups.setdefault(key, []).append(position)
+    out = []
+    for key, positions in groups.items():
+        rows = table.iloc[positions]
+        first = rows.iloc[0]
+        testcase = key_text(first.get("testcase"))
+        column, source = rate_of(testcase, rules=rules)
+        record: dict[str, Any] = dict(zip(rules.keys, key))
+        record.update(window=window_of(first, rules), n=len(rows), runs=" ".join(sorted(rows[RUN_ID].astype(str))) if RUN_ID in rows else "")
+        record.update(rate=column, rate_source=source, mean=math.nan, ci_low=math.nan, ci_high=math.nan, ci_method="", note="")
+        if is_traced(first.get(rules.trace_column), rules):
+            record["note"] = TRACED_NOTE
+        elif column not in rows or rows[column].isna().all():
+            record["note"] = f"no {column} in these runs"
+        else:
+            rated = rows[rows[column].notna()]
+            interval = rate_interval(rated, column, rules, what=f"configuration of {record['runs']}")
+            record.update(n=len(rated), mean=interval.estimate, ci_low=interval.low, ci_high=interval.high, ci_method=interval.method)
+            if len(rated) < len(rows):
+                record["note"] = f"{len(rows) - len(rated)} run(s) without {column}, left out"
+        out.append(record)
+    return pd.DataFrame(out)
