@@ -17,6 +17,7 @@ from analysis.runs import MissingStatError, RunLayoutError
 from analysis.stat_rules import RulesError
 from analysis.statistics.rules import StatisticsError
 from analysis.stats_reader import StatsFileError
+from analysis.upstream_moves import UpstreamMovesError
 
 INPUT_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
@@ -29,6 +30,7 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
     RulesError,
     StatsFileError,
     StatisticsError,
+    UpstreamMovesError,
 )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import discussion, handoffs, plots, seed_comparison, seed_evidence, seeds
+from analysis import discussion, handoffs, plots, seed_comparison, seed_evidence, seeds, upstream_moves
 from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
 from analysis.calibration.measured import CalibrationError
 from analysis.calibration.published import PublishedError
@@ -293,6 +293,7 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
         "measured throughput, time or jobs per minute, so ratios are shown side by side but only directions are judged."
     )
     frames = []
+    moves = upstream_moves.load_moves()
     for seed in seed_file.seeds:
         sub = Section(f"Seed {seed.id}: {seed.title}")
         sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
@@ -321,7 +322,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
             sub.tables.append(Table(f"Seed {seed.id}, published: {published.caption} (seed lines {published.lines[0]}-{published.lines[1]})", frame))
         finished = seed_comparison.study_rows(table, seed)["run_id"].nunique() if not table.empty else 0
         reading = reading_section(f"Seed {seed.id}: our reading", discussions.get(seed.id), finished)
-        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), reading])
+        moved = upstream_moves.moved_section(moves[seed.id]) if seed.id in moves else None
+        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), moved, reading])
         section.subsections.append(sub)
     claims_frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(CLAIMS_CSV_COLUMNS))
     return section, claims_frame

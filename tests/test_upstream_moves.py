@@ -107,3 +107,38 @@ def test_every_release_starts_with_a_version(moves):
     for move in moves:
         for release in [move["release"]] + [s["release"] for s in move.get("related", [])]:
             assert RELEASE.match(release), f"seed {move['seed']}: release {release!r} does not start with a version"
+
+
+# --- the report's loader (analysis/upstream_moves.py) ------------------------
+
+
+def test_the_loader_reads_every_seed_and_the_report_section_names_the_change() -> None:
+    from analysis.upstream_moves import load_moves, moved_section
+
+    moves = load_moves()
+    assert sorted(moves) == list(SEEDS)
+    section = moved_section(moves["002"])
+    text = "\n".join(section.paragraphs)
+    assert "4c21e2f2441d" in text and "split page table lock" in text
+    assert "Sources: " in text
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('commit = "4c21e2f2441d', 'commit = "4C21'), r"move\[2\]\.commit: .* lowercase hex"),
+        (('seed = "001"', 'seed = "000"'), r"move\[1\]\.seed: '000' has an entry already"),
+        (('author = "Hugh Dickins"', 'author = ""'), r"move\[2\]\.author: empty"),
+        (('author = "Hugh Dickins"', 'authors = "Hugh Dickins"'), r"move\[2\]: unknown field\(s\) authors"),
+    ],
+)
+def test_the_loader_names_entry_and_field_of_a_bad_file(tmp_path, edit, message) -> None:
+    from analysis.upstream_moves import UpstreamMovesError, load_moves
+
+    old, new = edit
+    text = MOVES_FILE.read_text()
+    assert old in text, old
+    bad = tmp_path / "moves.toml"
+    bad.write_text(text.replace(old, new, 1))
+    with pytest.raises(UpstreamMovesError, match=message):
+        load_moves(bad)
