@@ -1,0 +1,100 @@
+"""Per cache line of one ROI: coherence requests, invalidations, node crossings, share of the ROI's requests.
+
+From the counted transitions (scan.py), the protocol's rules (rules.py)
+and the machine's topology (topology.py):
+
+- requests: the coherence requests the line's home served (each once,
+  retries after a wait not counted again);
+- invalidations: the invalidations private caches received for it;
+- home_messages: the messages between a controller and the line's home
+  that one transition names both ends of (rules.py); crossings: those of
+  them whose two controllers are on different nodes;
+- share: the line's requests over all requests of the ROI (every line,
+  not only the ones kept).
+
+Sequencer lines (CPU accesses, hits included) and stalled transitions
+count for nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from analysis.hotlines.rules import HotlineRules, ProtocolRules
+from analysis.hotlines.scan import TransitionKey
+from analysis.hotlines.topology import Topology
+from analysis.trace_chunks import TraceFormatError
+
+HEX = 16
+STATE_MARK = ">"
+
+
+@dataclass
+class LineTraffic:
+    line: int
+    requests: int = 0
+    invalidations: int = 0
+    home_messages: int = 0
+    crossings: int = 0
+
+
+@dataclass(frozen=True)
+class RoiProfile:
+    """Every line with traffic in one ROI, and the ROI's totals."""
+
+    lines: dict[int, LineTraffic]
+    total_requests: int
+    total_invalidations: int
+    total_crossings: int
+
+    def ranked(self) -> list[LineTraffic]:
+        """Lines by requests, then invalidations, then crossings (most first), then address."""
+        return sorted(self.lines.values(), key=lambda t: (-t.requests, -t.invalidations, -t.crossings, t.line))
+
+    def share(self, traffic: LineTraffic) -> float:
+        return traffic.requests / self.total_requests if self.total_requests else 0.0
+
+
+def split_names(first: str, second: str, machines: tuple[str, ...], where: str) -> tuple[str, str]:
+    """(machine, event) from the two name words; one word when they ran together (`L2CacheL2_Replacement`)."""
+    if second:
+        return first, second
+    for machine in machines:
+        if first.startswith(machine) and len(first) > len(machine):
+            return machine, first[len(machine) :]
+    raise TraceFormatError(f"{where}: {first!r} starts with none of the machines {list(machines)}")
+
+
+def roi_profile(counts: Counter[TransitionKey], rules: HotlineRules, protocol: ProtocolRules, topology: Topology, where: str) -> RoiProfile:
+    """The lines of one ROI's counted transitions."""
+    lines: dict[int, LineTraffic] = {}
+    known = (*protocol.machines, rules.sequencer_machine)
+    for (version_text, first, second, change, line_text, stall), count in counts.items():
+        if stall:
+            continue
+        machine, event = split_names(first.decode(), second.decode(), known, where)
+        if machine == rules.sequencer_machine:
+            continue
+        if machine not in protocol.machines:
+            raise TraceFormatError(f"{where}: machine {machine!r} is not one of {protocol.name}'s {list(protocol.machines)}")
+        state = change.decode().partition(STATE_MARK)[0]
+        line = int(line_text, HEX)
+        requests = count if protocol.is_request(machine, event, state) else 0
+        invalidations = count if protocol.is_invalidation(machine, event) else 0
+        messages = count * protocol.home_messages(machine, event, state)
+        if not (requests or invalidations or messages):
+            continue
+        traffic = lines.setdefault(line, LineTraffic(line))
+        traffic.requests += requests
+        traffic.invalidations += invalidations
+        traffic.home_messages += messages
+        if messages and topology.node(machine, int(version_text)) != topology.home_node(line):
+            traffic.crossings += messages
+    return RoiProfile(
+        lines,
+        sum(t.requests for t in lines.values()),
+        sum(t.invalidations for t in lines.values()),
+        sum(t.crossings for t in lines.values()),
+    )
+
