@@ -60,9 +60,10 @@ def _roi_of(tick: int, starts: Sequence[int]) -> int:
 
 
 def _tick(text: bytes, where: str) -> int:
+    """The tick of the line `text` starts with (the same error as a line that does not match, when it has none)."""
     found = TICK.match(text)
     if found is None:
-        raise TraceFormatError(f"{where}: not a ProtocolTrace line (no tick first): {text[:SHOWN_BYTES]!r}")
+        raise TraceFormatError(f"{where}: not a ProtocolTrace line: {text.partition(NEWLINE)[0][:SHOWN_BYTES]!r}")
     return int(found.group(1))
 
 

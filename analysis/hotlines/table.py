@@ -233,7 +233,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
                     }
                 )
     if rows:
-        tables.rows = pd.DataFrame(rows, columns=COLUMNS)
+        tables.rows = pd.DataFrame(rows, columns=COLUMNS).astype({"offset": "Int64"})
     return tables
 
 
