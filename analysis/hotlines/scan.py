@@ -36,7 +36,7 @@ from analysis.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_
 # version, first name word, second name word (absent when run together),
 # state>next, line address (hex), stall comment (absent when none)
 TRANSITION = re.compile(
-    rb"^ *\d+ +(\d+) +(\S+?)(?: +([^\s>\[]+))? +([^\s>\[]*>[^\s>\[]*) +\[0x[0-9a-f]+, line 0x([0-9a-f]+)\] ?((?:Resource|Protocol) Stall)?",
+    rb"^ *\d+ +(\d+) +(\S+)(?: +([^\s>\[]+))? +([^\s>\[]*>[^\s>\[]*) +\[0x[0-9a-f]+, line 0x([0-9a-f]+)\] ?((?:Resource|Protocol) Stall)?",
     re.MULTILINE,
 )
 TICK = re.compile(rb" *(\d+) ")
