@@ -120,7 +120,7 @@ def profile_of(trace: Path, roi_starts: tuple[int, ...] = ()) -> list[dict[int, 
     protocol = rules.protocols["MESI_Two_Level"]
     topology = read_topology(NUMA_RUN / "config.json", protocol, LINE_BYTES, (0, 0, 1, 1))
     counts = scan_trace(trace, roi_starts, chunk_bytes=200)
-    profiles = [roi_profile(roi, rules, protocol, topology, str(trace)) for roi in counts.rois]
+    profiles = [roi_profile(roi, rules, protocol, topology) for roi in counts.rois]
     return [{t.line: (t.requests, t.invalidations, t.crossings) for t in p.lines.values()} for p in profiles]
 
 
@@ -215,10 +215,21 @@ def test_a_cut_gzip_stream_is_named_by_file_and_line(tmp_path: Path) -> None:
     assert 1 < line <= len(KNOWN_TRACE) * 200
 
 
-def test_a_machine_the_protocol_does_not_have_is_named(tmp_path: Path) -> None:
-    trace = write_trace(tmp_path / "roi.trace.gz", [gem5_line(0, "HNFCache", "ReadShared", "I", "BUSY", A)])
-    with pytest.raises(TraceFormatError, match=r"roi.trace.gz: machine 'HNFCache' is not one of MESI_Two_Level's"):
-        profile_of(trace)
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (gem5_line(0, "Cache", "ReadShared", "I", "BUSY_BLKD", A), "'Cache ReadShared' is no machine of MESI_Two_Level"),
+        (gem5_line(7, "L1Cache", "Store", "I", "IM", A), "no L1Cache_Controller of version 7, which the trace names"),
+    ],
+)
+def test_a_controller_the_machine_does_not_have_is_named_by_file_and_line(tmp_path: Path, line: str, reason: str) -> None:
+    folder = numa_run_with(tmp_path, [*KNOWN_TRACE, line, *KNOWN_TRACE])
+    results, _ = load_results(folder, None)
+    with pytest.raises(TraceFormatError) as caught:
+        hotline_tables(results)
+    trace = folder / NUMA_RUN.name / "roi.trace.gz"
+    assert str(caught.value).startswith(f"{trace}:{len(KNOWN_TRACE) + 1}: ") and reason in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def test_a_bad_rules_file_names_the_field(tmp_path: Path) -> None:

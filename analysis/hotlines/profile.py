@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.rules import HotlineRules, ProtocolRules
 from analysis.hotlines.scan import TransitionKey
 from analysis.hotlines.topology import Topology
@@ -28,6 +29,15 @@ from analysis.trace_chunks import TraceFormatError
 
 HEX = 16
 STATE_MARK = ">"
+
+
+class UnreadableTransition(TraceFormatError):
+    """A trace line that has gem5's shape but names what the machine does not have; `key` finds it again."""
+
+    def __init__(self, key: TransitionKey, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+        self.reason = reason
 
 
 @dataclass
@@ -56,29 +66,32 @@ class RoiProfile:
         return traffic.requests / self.total_requests if self.total_requests else 0.0
 
 
-def split_names(first: str, second: str, machines: tuple[str, ...], where: str) -> tuple[str, str]:
+def split_names(first: str, second: str, machines: tuple[str, ...]) -> tuple[str, str] | None:
     """(machine, event) from the two name words; one word when they ran together (`L2CacheL2_Replacement`)."""
     if second:
         return first, second
     for machine in machines:
         if first.startswith(machine) and len(first) > len(machine):
             return machine, first[len(machine) :]
-    raise TraceFormatError(f"{where}: {first!r} starts with none of the machines {list(machines)}")
+    return None
 
 
-def roi_profile(counts: Counter[TransitionKey], rules: HotlineRules, protocol: ProtocolRules, topology: Topology, where: str) -> RoiProfile:
-    """The lines of one ROI's counted transitions."""
+def roi_profile(counts: Counter[TransitionKey], rules: HotlineRules, protocol: ProtocolRules, topology: Topology) -> RoiProfile:
+    """The lines of one ROI's counted transitions (UnreadableTransition for a controller the machine lacks)."""
     lines: dict[int, LineTraffic] = {}
     known = (*protocol.machines, rules.sequencer_machine)
-    for (version_text, first, second, change, line_text, stall), count in counts.items():
+    for key, count in counts.items():
+        version_text, first, second, change, line_text, stall = key
         if stall:
             continue
-        machine, event = split_names(first.decode(), second.decode(), known, where)
+        names = split_names(first.decode(errors="replace"), second.decode(errors="replace"), known)
+        if names is None or names[0] not in known:
+            shown = (first + b" " + second).strip().decode(errors="replace")
+            raise UnreadableTransition(key, f"{shown!r} is no machine of {protocol.name} ({', '.join(known)}) followed by an event")
+        machine, event = names
         if machine == rules.sequencer_machine:
             continue
-        if machine not in protocol.machines:
-            raise TraceFormatError(f"{where}: machine {machine!r} is not one of {protocol.name}'s {list(protocol.machines)}")
-        state = change.decode().partition(STATE_MARK)[0]
+        state = change.decode(errors="replace").partition(STATE_MARK)[0]
         line = int(line_text, HEX)
         requests = count if protocol.is_request(machine, event, state) else 0
         invalidations = count if protocol.is_invalidation(machine, event) else 0
@@ -89,8 +102,13 @@ def roi_profile(counts: Counter[TransitionKey], rules: HotlineRules, protocol: P
         traffic.requests += requests
         traffic.invalidations += invalidations
         traffic.home_messages += messages
-        if messages and topology.node(machine, int(version_text)) != topology.home_node(line):
-            traffic.crossings += messages
+        if messages:
+            try:
+                crossing = topology.node(machine, int(version_text)) != topology.home_node(line)
+            except HotlinesError as exc:
+                raise UnreadableTransition(key, str(exc)) from None
+            if crossing:
+                traffic.crossings += messages
     return RoiProfile(
         lines,
         sum(t.requests for t in lines.values()),

@@ -111,3 +111,15 @@ def scan_trace(path: Path, roi_starts: Sequence[int] = (), chunk_bytes: int = CH
         raise
     counts.lines_read = number - 1
     return counts
+
+
+def first_line_with(path: Path, key: TransitionKey, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """The number of the trace's first line that counts as `key` (for an error about it; 0 if none)."""
+    number = 1
+    for chunk in read_chunks(path, chunk_bytes):
+        for offset, text in enumerate(_lines(chunk)):
+            found = TRANSITION.match(text)
+            if found is not None and tuple(group or b"" for group in found.groups()) == key:
+                return number + offset
+        number += lines_in(chunk)
+    return 0

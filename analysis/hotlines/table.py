@@ -34,6 +34,7 @@ from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, stat
 from analysis.protocol_trace import TracedLock
 from analysis.metrics import study_of, variant_of
 from analysis.runs import CONFIG_FILE, Results, RunStats
+from analysis.trace_chunks import TraceFormatError
 
 CACHE_FOLDER = "hotlines"
 CACHE_FORMAT = 1
@@ -135,7 +136,10 @@ def profile_job(job: HotlineJob) -> list[RoiProfile]:
     protocol = hotline_rules.protocol(job.protocol, str(job.config))
     machine = topology.read_topology(job.config, protocol, job.line_bytes, job.cpu_to_node)
     counts = scan.scan_trace(job.trace, job.roi_starts)
-    profiles = [profile.roi_profile(roi, hotline_rules, protocol, machine, str(job.trace)) for roi in counts.rois]
+    try:
+        profiles = [profile.roi_profile(roi, hotline_rules, protocol, machine) for roi in counts.rois]
+    except profile.UnreadableTransition as exc:
+        raise TraceFormatError(f"{job.trace}:{scan.first_line_with(job.trace, exc.key)}: {exc.reason}") from None
     trace_cache.store(cache_path(job.trace), to_json(profiles, source))
     return profiles
 
