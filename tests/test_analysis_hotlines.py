@@ -11,6 +11,7 @@ and a line's home bank is bit 6 of its address (l2_select_num_bits = 1).
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import shutil
 from collections import Counter
@@ -19,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.hotlines import scan
+from analysis.hotlines import scan, table
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.profile import roi_profile
 from analysis.hotlines.rules import RULES_FILE, load_rules
@@ -263,3 +264,12 @@ def test_a_damaged_trace_ends_the_report_with_its_line(tmp_path: Path, capsys: p
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("report: ")]
     assert errors == [f"report: {folder / NUMA_RUN.name / 'roi.trace.gz'}:3: not a ProtocolTrace line: b'junk'"]
 
+
+
+def test_a_protocol_without_rules_is_a_note_not_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results, _ = load_results(numa_run_with(tmp_path, KNOWN_TRACE), None)
+    rules = load_rules()
+    monkeypatch.setattr(table, "load_rules", lambda: dataclasses.replace(rules, protocols={}))
+    tables = hotline_tables(results)
+    assert tables.rows.empty
+    assert tables.notes == ["run altix-numa-2-kbench: Ruby protocol MESI_Two_Level has no hot-line rules yet (analysis/data/hotlines.toml has ): not profiled"]

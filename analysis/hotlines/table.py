@@ -165,6 +165,10 @@ def hotline_job(run: RunStats) -> HotlineJob | str | None:
         return None
     if run.machine.hierarchy != RUBY:
         return f"run {run.info.run_id}: a {run.machine.hierarchy} trace (`--trace classic`, gem5's cache debug lines), which this profile does not read"
+    hotline_rules = load_rules()
+    if run.machine.ruby_protocol not in hotline_rules.protocols:
+        return (f"run {run.info.run_id}: Ruby protocol {run.machine.ruby_protocol} has no hot-line rules yet "
+                f"(analysis/data/hotlines.toml has {', '.join(sorted(hotline_rules.protocols))}): not profiled")  # fmt: skip
     result = run.info.result
     machine = result.get("provenance", {}).get("machine", {})
     return HotlineJob(
