@@ -180,7 +180,7 @@ def test_a_second_report_reads_no_trace(tmp_path: Path, monkeypatch: pytest.Monk
     def no_reading(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the trace was read again")
 
-    monkeypatch.setattr(scan, "scan_trace", no_reading)
+    monkeypatch.setattr(scan, "chunk_counts", no_reading)
     pd.testing.assert_frame_equal(hotline_tables(results).rows, first)
 
 

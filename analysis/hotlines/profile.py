@@ -40,7 +40,7 @@ class UnreadableTransition(TraceFormatError):
         self.reason = reason
 
 
-@dataclass
+@dataclass(slots=True)
 class LineTraffic:
     line: int
     requests: int = 0
@@ -76,43 +76,76 @@ def split_names(first: str, second: str, machines: tuple[str, ...]) -> tuple[str
     return None
 
 
+class ProfileBuilder:
+    """One ROI's lines, built from its transitions' counts a chunk at a time; memory: one entry per line with traffic."""
+
+    def __init__(self, rules: HotlineRules, protocol: ProtocolRules, topology: Topology) -> None:
+        self.rules = rules
+        self.protocol = protocol
+        self.topology = topology
+        self.known = (*protocol.machines, rules.sequencer_machine)
+        self.lines: dict[int, LineTraffic] = {}
+        # (names, state change) -> (machine, event, requests?, invalidations?, messages each): the rules, asked once
+        self._meaning: dict[tuple[bytes, bytes, bytes], tuple[str, str, bool, bool, int] | None] = {}
+
+    def _meaning_of(self, key: TransitionKey) -> tuple[str, str, bool, bool, int] | None:
+        """What a transition counts for (None: nothing, e.g. a CPU access); UnreadableTransition for an unknown machine."""
+        _version, first, second, change, _line, _stall = key
+        cached_key = (first, second, change)
+        if cached_key in self._meaning:
+            return self._meaning[cached_key]
+        names = split_names(first.decode(errors="replace"), second.decode(errors="replace"), self.known)
+        if names is None or names[0] not in self.known:
+            shown = (first + b" " + second).strip().decode(errors="replace")
+            raise UnreadableTransition(key, f"{shown!r} is no machine of {self.protocol.name} ({', '.join(self.known)}) followed by an event")
+        machine, event = names
+        meaning = None
+        if machine != self.rules.sequencer_machine:
+            state = change.decode(errors="replace").partition(STATE_MARK)[0]
+            meaning = (
+                machine,
+                event,
+                self.protocol.is_request(machine, event, state),
+                self.protocol.is_invalidation(machine, event),
+                self.protocol.home_messages(machine, event, state),
+            )
+            if not any(meaning[2:]):
+                meaning = None
+        self._meaning[cached_key] = meaning
+        return meaning
+
+    def add(self, counts: Counter[TransitionKey]) -> None:
+        for key, count in counts.items():
+            if key[5]:  # stalled: retried later, counted then
+                continue
+            meaning = self._meaning_of(key)
+            if meaning is None:
+                continue
+            machine, _event, request, invalidation, messages = meaning
+            line = int(key[4], HEX)
+            traffic = self.lines.get(line)
+            if traffic is None:
+                traffic = self.lines[line] = LineTraffic(line)
+            if request:
+                traffic.requests += count
+            if invalidation:
+                traffic.invalidations += count
+            if messages:
+                traffic.home_messages += count * messages
+                try:
+                    crossing = self.topology.node(machine, int(key[0])) != self.topology.home_node(line)
+                except HotlinesError as exc:
+                    raise UnreadableTransition(key, str(exc)) from None
+                if crossing:
+                    traffic.crossings += count * messages
+
+    def result(self) -> RoiProfile:
+        lines = self.lines
+        return RoiProfile(lines, sum(t.requests for t in lines.values()), sum(t.invalidations for t in lines.values()), sum(t.crossings for t in lines.values()))
+
+
 def roi_profile(counts: Counter[TransitionKey], rules: HotlineRules, protocol: ProtocolRules, topology: Topology) -> RoiProfile:
     """The lines of one ROI's counted transitions (UnreadableTransition for a controller the machine lacks)."""
-    lines: dict[int, LineTraffic] = {}
-    known = (*protocol.machines, rules.sequencer_machine)
-    for key, count in counts.items():
-        version_text, first, second, change, line_text, stall = key
-        if stall:
-            continue
-        names = split_names(first.decode(errors="replace"), second.decode(errors="replace"), known)
-        if names is None or names[0] not in known:
-            shown = (first + b" " + second).strip().decode(errors="replace")
-            raise UnreadableTransition(key, f"{shown!r} is no machine of {protocol.name} ({', '.join(known)}) followed by an event")
-        machine, event = names
-        if machine == rules.sequencer_machine:
-            continue
-        state = change.decode(errors="replace").partition(STATE_MARK)[0]
-        line = int(line_text, HEX)
-        requests = count if protocol.is_request(machine, event, state) else 0
-        invalidations = count if protocol.is_invalidation(machine, event) else 0
-        messages = count * protocol.home_messages(machine, event, state)
-        if not (requests or invalidations or messages):
-            continue
-        traffic = lines.setdefault(line, LineTraffic(line))
-        traffic.requests += requests
-        traffic.invalidations += invalidations
-        traffic.home_messages += messages
-        if messages:
-            try:
-                crossing = topology.node(machine, int(version_text)) != topology.home_node(line)
-            except HotlinesError as exc:
-                raise UnreadableTransition(key, str(exc)) from None
-            if crossing:
-                traffic.crossings += messages
-    return RoiProfile(
-        lines,
-        sum(t.requests for t in lines.values()),
-        sum(t.invalidations for t in lines.values()),
-        sum(t.crossings for t in lines.values()),
-    )
-
+    builder = ProfileBuilder(rules, protocol, topology)
+    builder.add(counts)
+    return builder.result()

@@ -7,10 +7,10 @@ characters or more (`%10s%20s`). One regular expression, anchored at each
 line's start, takes the version, the two name words, the state change,
 the line and a stall comment, and leaves out the tick and the exact
 address; the chunk's matches are counted in C (Counter over findall), so
-Python never loops over lines. Memory is one chunk plus one count per
-distinct (ROI, line, controller, event, state change): bounded by the
-number of distinct lines times the protocol's few transitions, whatever
-the trace's length.
+Python never loops over lines, and each chunk's counts are handed on
+(chunk_counts()): the profile folds them into one entry per line with
+traffic (profile.ProfileBuilder), so memory is one chunk plus the
+distinct lines, whatever the trace's length.
 
 A line that does not match is an error naming the file and line number
 (the chunk's matches are fewer than its lines, and the chunk is searched
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +52,6 @@ class TraceCounts:
 
     source: str
     rois: list[Counter[TransitionKey]] = field(default_factory=list)
-    lines_read: int = 0
 
 
 def _roi_of(tick: int, starts: Sequence[int]) -> int:
@@ -87,9 +86,13 @@ def _count(chunk: bytes, path: Path, first_number: int) -> list[tuple[bytes, ...
     return found
 
 
-def scan_trace(path: Path, roi_starts: Sequence[int] = (), chunk_bytes: int = CHUNK_BYTES) -> TraceCounts:
-    """Count the transitions of the trace at `path` per ROI (ROI k begins at tick roi_starts[k])."""
-    counts = TraceCounts(str(path), [Counter() for _ in range(max(1, len(roi_starts)))])
+def chunk_counts(path: Path, roi_starts: Sequence[int] = (), chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[int, Counter[TransitionKey]]]:
+    """(ROI, its transitions counted) for each chunk of the trace at `path` (ROI k begins at tick roi_starts[k]).
+
+    A caller that folds each chunk's counts into its own totals holds one
+    chunk's counts at a time (profile.ProfileBuilder: one entry per line
+    with traffic).
+    """
     starts = list(roi_starts) or [0]
     number = 1  # the number of the chunk's first line
     try:
@@ -99,17 +102,25 @@ def scan_trace(path: Path, roi_starts: Sequence[int] = (), chunk_bytes: int = CH
             first_roi = _roi_of(_tick(chunk, f"{path}:{number}"), starts)
             last_roi = _roi_of(_tick(chunk[last_start:], f"{path}:{number + lines - 1}"), starts)
             if first_roi == last_roi:
-                counts.rois[first_roi].update(_count(chunk, path, number))
-            else:
+                yield first_roi, Counter(_count(chunk, path, number))
+            else:  # an ROI starts in this chunk: line by line
+                parts: dict[int, Counter[TransitionKey]] = {}
                 for offset, text in enumerate(_lines(chunk)):
                     roi = _roi_of(_tick(text, f"{path}:{number + offset}"), starts)
-                    counts.rois[roi].update(_count(text, path, number + offset))
+                    parts.setdefault(roi, Counter()).update(_count(text, path, number + offset))
+                yield from parts.items()
             number += lines
     except TraceFormatError as exc:
         if str(exc).startswith(f"{path}: "):  # the gzip stream ended: say after which line
             raise TraceFormatError(f"{path}:{number}: the trace ends here: {str(exc)[len(str(path)) + 2:]}") from None
         raise
-    counts.lines_read = number - 1
+
+
+def scan_trace(path: Path, roi_starts: Sequence[int] = (), chunk_bytes: int = CHUNK_BYTES) -> TraceCounts:
+    """Every transition of the trace counted per ROI, in memory (tests, small traces; reports use chunk_counts())."""
+    counts = TraceCounts(str(path), [Counter() for _ in range(max(1, len(roi_starts)))])
+    for roi, chunk in chunk_counts(path, roi_starts, chunk_bytes):
+        counts.rois[roi].update(chunk)
     return counts
 
 

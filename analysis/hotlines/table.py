@@ -135,11 +135,13 @@ def profile_job(job: HotlineJob) -> list[RoiProfile]:
     hotline_rules = load_rules()
     protocol = hotline_rules.protocol(job.protocol, str(job.config))
     machine = topology.read_topology(job.config, protocol, job.line_bytes, job.cpu_to_node)
-    counts = scan.scan_trace(job.trace, job.roi_starts)
+    builders = [profile.ProfileBuilder(hotline_rules, protocol, machine) for _ in range(max(1, len(job.roi_starts)))]
     try:
-        profiles = [profile.roi_profile(roi, hotline_rules, protocol, machine) for roi in counts.rois]
+        for roi, counts in scan.chunk_counts(job.trace, job.roi_starts):
+            builders[roi].add(counts)
     except profile.UnreadableTransition as exc:
         raise TraceFormatError(f"{job.trace}:{scan.first_line_with(job.trace, exc.key)}: {exc.reason}") from None
+    profiles = [builder.result() for builder in builders]
     trace_cache.store(cache_path(job.trace), to_json(profiles, source))
     return profiles
 
