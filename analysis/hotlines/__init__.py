@@ -8,6 +8,7 @@
 - `profile.py`: per line requests, invalidations and node crossings;
 - `symbols.py`: a line's kernel symbol + offset (System.map), registered
   lock names, else "unknown (heap)";
-- `table.py`: hotlines.csv for every traced run, cached per trace;
+- `traces.py`: every traced run read in a pool of processes, its profiles cached per trace;
+- `table.py`: hotlines.csv's rows, named, and each study's lines summed;
 - `section.py`: the report's "Hot lines".
 """

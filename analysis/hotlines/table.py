@@ -1,13 +1,9 @@
-"""hotlines.csv: the top lines of every traced ROI, each trace read once and the result cached.
+"""hotlines.csv: the top lines of every traced ROI, named, and each traced study's lines summed.
 
-For each run with `roi.trace.gz` on a Ruby machine, a pool of processes
-scans the trace (scan.py) and profiles its ROIs (profile.py); the
-profiles (every line with traffic, and the ROI's totals) are kept in the
-machine's lockstudy cache (analysis/trace_cache.py, folder `hotlines`)
-with the trace's identity, the digest of config.json, the ROIs' start
-ticks, the rules file and the profile's code, so a later report reads no
-trace it has read before. Names (symbols.py) are given afterwards: a
-System.map that appears later names lines without a rescan.
+Each run with `roi.trace.gz` on a Ruby machine is profiled once
+(traces.py: a pool of processes, the profiles cached per trace). Names
+(symbols.py) are given here, afterwards: a System.map that appears later
+names lines without a rescan.
 
 The bus machine (classic caches) has no per-line trace in the study:
 gem5-configs/run.py can make one (`--trace classic`: gem5's Cache,
@@ -18,41 +14,23 @@ it; such runs are listed in `notes`.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from analysis import trace_cache, trace_chunks
-from analysis.hotlines import profile, rules, scan, symbols, topology
-from analysis.hotlines.profile import LineTraffic, RoiProfile
+from analysis.hotlines import symbols
+from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
+from analysis.hotlines.traces import HotlineJob, profile_all
 from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, static_locks, system_map_file
-from analysis.protocol_trace import TracedLock
 from analysis.metrics import study_of, variant_of
+from analysis.protocol_trace import TracedLock
 from analysis.runs import CONFIG_FILE, Results, RunStats
-from analysis.trace_chunks import TraceFormatError
 
-CACHE_FOLDER = "hotlines"
-CACHE_FORMAT = 1
 RUBY = "ruby"
 COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share"]
-
-
-@dataclass(frozen=True)
-class HotlineJob:
-    """One traced run to profile: its trace, its machine's config.json and what reading them needs."""
-
-    key: str  # the run id
-    trace: Path
-    config: Path
-    protocol: str
-    line_bytes: int
-    roi_starts: tuple[int, ...]
-    cpu_to_node: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -76,88 +54,6 @@ class HotlineTables:
     namers: dict[str, RunNamer] = field(default_factory=dict)  # run id -> its namer
     labels: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)  # (run, roi) -> (study, config)
     notes: list[str] = field(default_factory=list)
-
-
-def code_digest() -> str:
-    """The profile's code and rules: a cached profile made by other code or rules is made again."""
-    sources = (scan.__file__, profile.__file__, rules.__file__, topology.__file__, trace_chunks.__file__, str(rules.RULES_FILE))
-    return trace_cache.code_digest(*sources)
-
-
-def cache_path(trace: Path) -> Path:
-    return trace_cache.cache_file(CACHE_FOLDER, trace)
-
-
-def made_from(job: HotlineJob) -> dict[str, Any]:
-    return {
-        "format": CACHE_FORMAT,
-        "code_sha256": code_digest(),
-        **trace_cache.trace_identity(job.trace),
-        "config_sha256": hashlib.sha256(job.config.read_bytes()).hexdigest(),
-        "protocol": job.protocol,
-        "line_bytes": job.line_bytes,
-        "roi_starts": list(job.roi_starts),
-        "cpu_to_node": list(job.cpu_to_node),
-    }
-
-
-def to_json(profiles: list[RoiProfile], source: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "made_from": source,
-        "rois": [
-            {"lines": [[t.line, t.requests, t.invalidations, t.home_messages, t.crossings] for t in sorted(p.lines.values(), key=lambda t: t.line)]}
-            for p in profiles
-        ],
-    }
-
-
-def from_json(data: dict[str, Any]) -> list[RoiProfile]:
-    out = []
-    for roi in data["rois"]:
-        lines = {int(line): LineTraffic(int(line), int(req), int(inv), int(msg), int(cross)) for line, req, inv, msg, cross in roi["lines"]}
-        out.append(RoiProfile(lines, sum(t.requests for t in lines.values()), sum(t.invalidations for t in lines.values()), sum(t.crossings for t in lines.values())))
-    return out
-
-
-def cached(job: HotlineJob) -> list[RoiProfile] | None:
-    data = trace_cache.load(cache_path(job.trace), made_from(job))
-    if data is None:
-        return None
-    try:
-        return from_json(data)
-    except (KeyError, TypeError, ValueError):
-        return None  # of another layout: read the trace
-
-
-def profile_job(job: HotlineJob) -> list[RoiProfile]:
-    """Scan the trace, profile each ROI, keep the result in the cache (when it can be written)."""
-    source = made_from(job)
-    hotline_rules = load_rules()
-    protocol = hotline_rules.protocol(job.protocol, str(job.config))
-    machine = topology.read_topology(job.config, protocol, job.line_bytes, job.cpu_to_node)
-    builders = [profile.ProfileBuilder(hotline_rules, protocol, machine) for _ in range(max(1, len(job.roi_starts)))]
-    try:
-        for roi, counts in scan.chunk_counts(job.trace, job.roi_starts):
-            builders[roi].add(counts)
-    except profile.UnreadableTransition as exc:
-        raise TraceFormatError(f"{job.trace}:{scan.first_line_with(job.trace, exc.key)}: {exc.reason}") from None
-    profiles = [builder.result() for builder in builders]
-    trace_cache.store(cache_path(job.trace), to_json(profiles, source))
-    return profiles
-
-
-def profile_all(jobs: list[HotlineJob], processes: int | None = None) -> dict[str, list[RoiProfile]]:
-    """job.key -> its ROIs' profiles: cached ones as they are, the others read by a process pool."""
-    out: dict[str, list[RoiProfile]] = {}
-    to_read = []
-    for job in jobs:
-        found = cached(job)
-        if found is None:
-            to_read.append(job)
-        else:
-            out[job.key] = found
-    out.update(zip((job.key for job in to_read), trace_cache.read_all(profile_job, to_read, lambda job: job.trace, "profiled", len(out), processes)))
-    return out
 
 
 def hotline_job(run: RunStats) -> HotlineJob | str | None:
