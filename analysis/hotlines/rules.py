@@ -62,7 +62,6 @@ class HotlineRules:
     source: str
     csv_top_lines: int
     report_top_lines: int
-    stall_comments: tuple[str, ...]
     sequencer_machine: str
     protocols: dict[str, ProtocolRules]
 
@@ -132,7 +131,6 @@ def load_rules(path: Path = RULES_FILE) -> HotlineRules:
         source=where,
         csv_top_lines=_count(data, "csv_top_lines", where, 1),
         report_top_lines=_count(data, "report_top_lines", where, 1),
-        stall_comments=_strings(data, "stall_comments", where),
         sequencer_machine=typed_field(data, "sequencer_machine", str, where, error=HotlinesError),
         protocols={name: _protocol(name, typed_field(protocols, name, dict, f"{where}: [protocol]", error=HotlinesError), f"{where}: [protocol.{name}]") for name in protocols},
     )

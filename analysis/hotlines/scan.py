@@ -34,7 +34,9 @@ from pathlib import Path
 from analysis.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_in, read_chunks
 
 # version, first name word, second name word (absent when run together),
-# state>next, line address (hex), stall comment (absent when none)
+# state>next, line address (hex), stall comment (absent when none): gem5
+# prints "Resource Stall" or "Protocol Stall" for a transition that could
+# not run and is retried (StateMachine.py:1679-1692); the retry prints again.
 TRANSITION = re.compile(
     rb"^ *\d+ +(\d+) +(\S+)(?: +([^\s>\[]+))? +([^\s>\[]*>[^\s>\[]*) +\[0x[0-9a-f]+, line 0x([0-9a-f]+)\] ?((?:Resource|Protocol) Stall)?",
     re.MULTILINE,
