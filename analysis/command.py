@@ -67,7 +67,8 @@ def register_report(commands: argparse._SubParsersAction) -> None:
             "$LOCKSTUDY_RESULTS/<name> or results/raw/<name>) and write into --out (default "
             "results/<name>/): metrics.csv (coherence metrics per run and ROI), handoff_bound.csv "
             "(messages per hand-off against the analytical bound), locks.csv (per-lock traffic from ROI "
-            "traces), figures/ (PNG + SVG), report.md, report.html (self-contained) and provenance.json. "
+            "traces), hotlines.csv (the top cache lines of every traced ROI: requests, invalidations, node "
+            "crossings, symbol), figures/ (PNG + SVG), report.md, report.html (self-contained) and provenance.json. "
             "Failed runs are listed and left out. Runs in .venv: needs ./run.sh setup."
         ),
     )

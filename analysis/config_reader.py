@@ -63,17 +63,17 @@ def _rules(path: Path = DATA_FILE) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
-def _objects(node: Any) -> Iterator[dict[str, Any]]:
+def sim_objects(node: Any) -> Iterator[dict[str, Any]]:
     """Every SimObject dict in the tree (children may be dicts or lists of dicts)."""
     if isinstance(node, list):
         for item in node:
-            yield from _objects(item)
+            yield from sim_objects(item)
     elif isinstance(node, dict):
         if "type" in node and "path" in node:
             yield node
         for value in node.values():
             if isinstance(value, (dict, list)):
-                yield from _objects(value)
+                yield from sim_objects(value)
 
 
 def _as_int(value: Any, where: str) -> int:
@@ -114,7 +114,7 @@ def read_config(path: Path, ticks_per_second: int | None = None) -> MachineFacts
 def machine_facts(tree: Any, source: str, ticks_per_second: int | None = None) -> MachineFacts:
     rules = _rules()
     tps = ticks_per_second or int(rules["default_ticks_per_second"])
-    objects = list(_objects(tree))
+    objects = list(sim_objects(tree))
     if not objects:
         raise ConfigError(f"{source}: no SimObjects (expected gem5's config.json: dicts with type and path)")
     by_path = {o["path"]: o for o in objects}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from analysis.config_reader import ConfigError
 from analysis.handoffs import BoundsError
+from analysis.hotlines.errors import HotlinesError
 from analysis.locks import StaticLocksError
 from analysis.metrics import MetricsError
 from analysis.protocol_trace import TraceFormatError
@@ -22,6 +23,7 @@ from analysis.upstream_moves import UpstreamMovesError
 INPUT_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
     BoundsError,
+    HotlinesError,
     StaticLocksError,
     MetricsError,
     TraceFormatError,

@@ -75,6 +75,13 @@ def system_map(path: Path) -> dict[str, int]:
     return symbols
 
 
+def system_map_file(result: dict[str, Any]) -> Path | None:
+    """The run's kernel build's System.map: next to the vmlinux it booted (provenance.kernel.path), if still there."""
+    kernel = Path(str(result.get("provenance", {}).get("kernel", {}).get("path", "")))
+    map_file = kernel.parent / SYSTEM_MAP
+    return map_file if kernel.name and map_file.is_file() else None
+
+
 def static_locks(result: dict[str, Any], registered: list[TracedLock], config: dict[str, Any] | None = None) -> list[TracedLock]:
     """The static locks of static_locks.toml, placed with the run's System.map (empty without one).
 
@@ -83,9 +90,8 @@ def static_locks(result: dict[str, Any], registered: list[TracedLock], config: d
     is checked against the guest's registry entry of a static symbol.
     """
     config = config or load_static_locks()
-    kernel = Path(str(result.get("provenance", {}).get("kernel", {}).get("path", "")))
-    map_file = kernel.parent / SYSTEM_MAP
-    if not kernel.name or not map_file.is_file():
+    map_file = system_map_file(result)
+    if map_file is None:
         return []
     symbols = system_map(map_file)
     base = int(config["kernel_image_base"])

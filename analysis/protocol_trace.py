@@ -32,13 +32,13 @@ with the number of distinct (lock line, controller, event) only).
 
 from __future__ import annotations
 
-import gzip
-import zlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from analysis.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_in, read_chunks
 
 # SLICC machine names of MESI_Two_Level plus the sequencer's "Seq"
 # (src/mem/ruby/protocol/MESI_Two_Level.slicc; Sequencer.cc).
@@ -47,12 +47,6 @@ SEQUENCER = "Seq"
 SEQ_BEGIN = "Begin"
 LINE_MARK = " line 0x"
 ADDRESS_OPEN = "[0x"
-CHUNK_BYTES = 1 << 22
-NEWLINE = b"\n"
-
-
-class TraceFormatError(ValueError):
-    """A trace line on a lock's cache line that does not have gem5's format."""
 
 
 @dataclass(frozen=True)
@@ -216,41 +210,22 @@ def attribute_trace(path: Path, locks: Iterable[TracedLock], line_bytes: int, ch
     pattern = re.compile(re.escape(mark) + b"(" + b"|".join(sorted(hex_lines)) + b")]")
     tails: Counter[tuple[int, bytes]] = Counter()
     lines_before = 0
-    for chunk in _chunks(path, chunk_bytes):
+    for chunk in read_chunks(path, chunk_bytes):
         for match in pattern.finditer(chunk):
             start = chunk.rfind(NEWLINE, 0, match.start()) + 1
             end = chunk.find(NEWLINE, match.end())
             tails[(hex_lines[match.group(1)], without_tick(chunk[start : end if end >= 0 else len(chunk)]))] += 1
-        lines_before += chunk.count(NEWLINE) + (0 if chunk.endswith(NEWLINE) else 1)
+        lines_before += lines_in(chunk)
     for (line, tail), count in tails.items():
         record(result, line, with_tick(tail), lambda t=tail: f"{path}:{_first_line_with(path, t, chunk_bytes)}", count)
     result.lines_read = lines_before
     return result
 
 
-def _chunks(path: Path, chunk_bytes: int) -> Iterator[bytes]:
-    """The file (gunzipped when .gz) in pieces of whole lines (the last may lack its newline)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    carry = b""
-    with opener(path, "rb") as handle:
-        while True:
-            try:
-                block = handle.read(chunk_bytes)
-            except (OSError, EOFError, zlib.error) as exc:  # a cut or damaged gzip stream
-                raise TraceFormatError(f"{path}: not a whole gzip stream ({exc})") from None
-            data = carry + block
-            cut = len(data) if not block else data.rfind(NEWLINE) + 1
-            chunk, carry = data[:cut], data[cut:]
-            if chunk:
-                yield chunk
-            if not block:
-                return
-
-
 def _first_line_with(path: Path, tail: bytes, chunk_bytes: int) -> int:
     """The number of the first line of the file whose text without its tick is `tail` (for errors)."""
     number = 0
-    for chunk in _chunks(path, chunk_bytes):
+    for chunk in read_chunks(path, chunk_bytes):
         for text in chunk.splitlines():
             number += 1
             if without_tick(text) == tail:

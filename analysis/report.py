@@ -5,7 +5,7 @@ listed, never counted), computes the coherence metrics, the hand-off
 bound table and, for traced runs, the per-lock tables, then writes into
 the output folder:
 
-  metrics.csv, handoff_bound.csv, locks.csv (small tidy tables)
+  metrics.csv, handoff_bound.csv, locks.csv, hotlines.csv (small tidy tables)
   claims.csv (every seed claim judged once on our repeats: n, ratio, interval, verdict)
   configurations.csv (each configuration's rate over its repeats: mean, n, interval)
   figures/*.png, figures/*.svg
@@ -32,6 +32,8 @@ from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
 from analysis.calibration.measured import CalibrationError
 from analysis.calibration.published import PublishedError
 from analysis.calibration.section import calibration_section
+from analysis.hotlines.section import hotlines_section
+from analysis.hotlines.table import hotline_tables
 from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
@@ -392,6 +394,9 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
+    hot = hotline_tables(results)
+    hierarchies = pd.Series([run.machine.hierarchy for run in results.runs.values()], dtype=object)
+    sections.append(hotlines_section(hot, hierarchies))
     seeds_part, claims = seeds_section(table, lock_summary, out, discussions)
     sections.append(seeds_part)
     calibration, calibration_tables = calibration_section(results, table)
@@ -405,7 +410,15 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     if campaign is not None:
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     # each machine's calibration table is <out>/<machine>.csv: results/calibration/<machine>.csv for its campaign
-    tables = {"metrics": table, "handoff_bound": bound, "locks": lock_summary, "claims": claims, "configurations": configurations, **calibration_tables}
+    tables = {
+        "metrics": table,
+        "handoff_bound": bound,
+        "locks": lock_summary,
+        "hotlines": hot.rows,
+        "claims": claims,
+        "configurations": configurations,
+        **calibration_tables,
+    }
     return Report(title, intro, sections, provenance(results, results_dir)), tables
 
 

@@ -3,9 +3,8 @@
 Reading a trace is the costly part of a report (a traced run's
 roi.trace.gz holds tens of millions of lines), and a finished run's trace
 never changes. So each attribution is kept in the machine's lockstudy
-cache (lockstudy.paths.cache_dir(), outside every clone and results
-folder: `trace-attribution/<digest of the trace's path>.json`) with what
-it was computed from: the trace's path, size and modification time, the
+cache (analysis/trace_cache.py: `trace-attribution/<digest of the
+trace's path>.json`) with what it was computed from: the trace's path, size and modification time, the
 locks and line size it was attributed with, and a digest of the code
 that attributed it (analysis/protocol_trace.py). A later report reuses it
 only when all of those are the same, and reads the trace again
@@ -13,26 +12,18 @@ otherwise. A cache that cannot be read or written is no error: the trace
 is read.
 
 Traces not yet attributed are read by a pool of processes, one per CPU
-by default.
+by default (trace_cache.read_all()).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
-import os
-import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from analysis import protocol_trace
+from analysis import protocol_trace, trace_cache, trace_chunks
 from analysis.protocol_trace import Attribution, TracedLock, attribute_trace, lock_lines
-from lockstudy.paths import cache_dir
 
 CACHE_FOLDER = "trace-attribution"
 CACHE_FORMAT = 1  # the layout of the cache file below
@@ -49,25 +40,20 @@ class TraceJob:
 
 
 def cache_path(trace: Path) -> Path:
-    name = hashlib.sha256(str(trace.resolve()).encode()).hexdigest()[:32]
-    return cache_dir() / CACHE_FOLDER / f"{name}.json"
+    return trace_cache.cache_file(CACHE_FOLDER, trace)
 
 
-@lru_cache(maxsize=None)
 def code_digest() -> str:
-    """The digest of protocol_trace.py: read once per process, not once per trace."""
-    return hashlib.sha256(Path(protocol_trace.__file__).read_bytes()).hexdigest()
+    """The digest of the code that attributes (protocol_trace.py and its chunked reader)."""
+    return trace_cache.code_digest(protocol_trace.__file__, trace_chunks.__file__)
 
 
 def made_from(job: TraceJob) -> dict[str, Any]:
     """What an attribution depends on: a cached one counts only if all of this is the same."""
-    status = job.trace.stat()
     return {
         "format": CACHE_FORMAT,
         "code_sha256": code_digest(),
-        "trace": str(job.trace.resolve()),
-        "trace_bytes": status.st_size,
-        "trace_mtime_ns": status.st_mtime_ns,
+        **trace_cache.trace_identity(job.trace),
         "line_bytes": job.line_bytes,
         "locks": sorted([lock.name, lock.physical, lock.size] for lock in job.locks),
     }
@@ -94,28 +80,20 @@ def from_json(data: dict[str, Any], job: TraceJob) -> Attribution:
 
 def cached(job: TraceJob) -> Attribution | None:
     """The kept attribution of the trace, if it was made from exactly this trace, these locks and this code."""
+    data = trace_cache.load(cache_path(job.trace), made_from(job))
+    if data is None:
+        return None
     try:
-        data = json.loads(cache_path(job.trace).read_text())
-        if data.get("made_from") != made_from(job):
-            return None
         return from_json(data, job)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # absent, unreadable or of another layout: read the trace
+    except (ValueError, KeyError, TypeError):
+        return None  # of another layout: read the trace
 
 
 def attribute(job: TraceJob) -> Attribution:
     """Read the trace and keep the attribution in the cache (when it can be written)."""
     source = made_from(job)
     attribution = attribute_trace(job.trace, job.locks, job.line_bytes)
-    target = cache_path(job.trace)
-    partial = target.with_name(target.name + f".{os.getpid()}.partial")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(json.dumps(to_json(attribution, source)))
-        partial.replace(target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+    trace_cache.store(cache_path(job.trace), to_json(attribution, source))
     return attribution
 
 
@@ -129,15 +107,5 @@ def attribute_all(jobs: list[TraceJob], processes: int | None = None) -> dict[st
             to_read.append(job)
         else:
             out[job.key] = found
-    to_read.sort(key=lambda job: job.trace.stat().st_size, reverse=True)  # the longest first: the pool ends together
-    if to_read:
-        size = sum(job.trace.stat().st_size for job in to_read) / 1e9
-        print(f"reading {len(to_read)} ROI trace(s) not attributed before ({size:.1f} GB compressed); "
-              f"{len(out)} kept from an earlier report", file=sys.stderr, flush=True)  # fmt: skip
-    workers = min(len(to_read), processes or os.cpu_count() or 1)
-    if workers <= 1:
-        out.update((job.key, attribute(job)) for job in to_read)
-    elif to_read:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            out.update(zip((job.key for job in to_read), pool.map(attribute, to_read)))
+    out.update(zip((job.key for job in to_read), trace_cache.read_all(attribute, to_read, lambda job: job.trace, "attributed", len(out), processes)))
     return out

@@ -1,0 +1,14 @@
+"""The hot-line profile of a traced ROI, like `perf c2c` but exact: every cache line of the ROI.
+
+- `scan.py`: one streaming pass over roi.trace.gz, transitions counted per
+  ROI, line, controller, event and state change;
+- `rules.py` + `analysis/data/hotlines.toml`: what each protocol's
+  transitions count as (requests, invalidations, messages to the home);
+- `topology.py`: each controller's node and each line's home, from config.json;
+- `profile.py`: per line requests, invalidations and node crossings;
+- `symbols.py`: a line's kernel symbol + offset (System.map), registered
+  lock names, else "unknown (heap)";
+- `traces.py`: every traced run read in a pool of processes, its profiles cached per trace;
+- `table.py`: hotlines.csv's rows, named, and each study's lines summed;
+- `section.py`: the report's "Hot lines".
+"""

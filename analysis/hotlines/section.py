@@ -1,0 +1,54 @@
+"""The report's "Hot lines": the top lines of each traced study, and what has no per-line trace."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.hotlines.rules import load_rules
+from analysis.hotlines.table import HotlineTables, study_lines
+from analysis.report_render import Section, Table
+
+OUTSIDE_CAMPAIGN = "runs outside a campaign"
+CLASSIC = "classic"
+
+
+def _frame(lines: list[dict[str, object]]) -> pd.DataFrame:
+    frame = pd.DataFrame(lines)
+    frame.insert(0, "rank", range(1, len(frame) + 1))
+    frame["line"] = frame["line"].map(lambda line: f"0x{line:x}")
+    frame["share"] = frame["share"].map(lambda share: f"{share:.1%}")
+    frame["offset"] = frame["offset"].map(lambda offset: "" if offset is None or pd.isna(offset) else f"{int(offset):+#x}")
+    return frame
+
+
+def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
+    """The section from the profiles; `hierarchies` is each finished run's cache hierarchy (classic or ruby)."""
+    top = load_rules().report_top_lines
+    section = Section("Hot lines")
+    section.paragraphs.append(
+        "Like `perf c2c`, but every coherence message of the ROI rather than samples: the cache lines of each traced "
+        "study's ROIs by `requests` (coherence requests the line's home L2 bank served, each once), with the "
+        "`invalidations` the L1s received for it and its node `crossings` (messages between an L1 or a directory and "
+        "the line's home bank on another node; only messages one trace line names both ends of, so a lower bound: "
+        "analysis/data/hotlines.toml). `share` is the line's part of all the study's traced requests. A line's counts are "
+        "summed over the study's traced ROIs (its runs restore one boot checkpoint per size, so an address is the same "
+        "object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start) and the "
+        "guest's registered locks on the line; `unknown (heap)` is memory the guest does not describe (slab, per-CPU "
+        "areas, stacks). hotlines.csv has each ROI's own top lines."
+    )
+    studies = sorted({study for study, _config in tables.labels.values()})
+    for study in studies:
+        lines, rois = study_lines(tables, study, top)
+        if lines:
+            section.tables.append(Table(f"{study or OUTSIDE_CAMPAIGN}: the top {len(lines)} lines over {rois} traced ROI(s)", _frame(lines)))
+    if not studies:
+        section.paragraphs.append("No run of these results has a Ruby ProtocolTrace (`trace = \"protocol\"`): no hot-line profile.")
+    classic = int((hierarchies == CLASSIC).sum())
+    if classic:
+        section.paragraphs.append(
+            f"The bus machine's {classic} run(s) (classic caches) have no per-line profile: gem5's classic memory system "
+            "has no ProtocolTrace, and its per-access debug output (`--trace classic`) is not made by the campaigns and not "
+            "read here."
+        )
+    section.paragraphs.extend(tables.notes)
+    return section

@@ -1,0 +1,182 @@
+"""hotlines.csv: the top lines of every traced ROI, named, and each traced study's lines summed.
+
+Each run with `roi.trace.gz` on a Ruby machine is profiled once
+(traces.py: a pool of processes, the profiles cached per trace). Names
+(symbols.py) are given here, afterwards: a System.map that appears later
+names lines without a rescan.
+
+The bus machine (classic caches) has no per-line trace in the study:
+gem5-configs/run.py can make one (`--trace classic`: gem5's Cache,
+CoherentXBar and SnoopFilter debug lines, one per access and snoop, not
+ProtocolTrace), no campaign asks for it, and this profile does not read
+it; such runs are listed in `notes`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from analysis.hotlines import symbols
+from analysis.hotlines.profile import RoiProfile
+from analysis.hotlines.rules import load_rules
+from analysis.hotlines.traces import HotlineJob, profile_all
+from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, static_locks, system_map_file
+from analysis.metrics import study_of, variant_of
+from analysis.protocol_trace import TracedLock
+from analysis.runs import CONFIG_FILE, Results, RunStats
+
+RUBY = "ruby"
+COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share"]
+
+
+@dataclass(frozen=True)
+class RunNamer:
+    """Names the lines of one run: its kernel's System.map (if still there) and its registered locks."""
+
+    line_bytes: int
+    symbol_table: symbols.SymbolTable | None
+    locks: tuple[TracedLock, ...]
+
+    def name(self, line: int) -> tuple[str, int | None]:
+        return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks)
+
+
+@dataclass
+class HotlineTables:
+    """hotlines.csv's rows, every ROI's profile (for the report's per-study tables) and what was not profiled."""
+
+    rows: pd.DataFrame
+    profiles: dict[tuple[str, int], RoiProfile] = field(default_factory=dict)
+    namers: dict[str, RunNamer] = field(default_factory=dict)  # run id -> its namer
+    labels: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)  # (run, roi) -> (study, config)
+    notes: list[str] = field(default_factory=list)
+
+
+def hotline_job(run: RunStats) -> HotlineJob | str | None:
+    """The run's job; a note (str) when it has a trace this profile cannot read; None when it has no trace."""
+    trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
+    if trace is None or not trace.is_file():
+        return None
+    if run.machine.hierarchy != RUBY:
+        return f"run {run.info.run_id}: a {run.machine.hierarchy} trace (`--trace classic`, gem5's cache debug lines), which this profile does not read"
+    hotline_rules = load_rules()
+    if run.machine.ruby_protocol not in hotline_rules.protocols:
+        return (f"run {run.info.run_id}: Ruby protocol {run.machine.ruby_protocol} has no hot-line rules yet "
+                f"(analysis/data/hotlines.toml has {', '.join(sorted(hotline_rules.protocols))}): not profiled")  # fmt: skip
+    result = run.info.result
+    machine = result.get("provenance", {}).get("machine", {})
+    return HotlineJob(
+        key=run.info.run_id,
+        trace=trace,
+        config=run.info.gem5_dir / CONFIG_FILE,  # type: ignore[operator]
+        protocol=str(run.machine.ruby_protocol),
+        line_bytes=int(run.machine.line_bytes or machine.get("line_bytes")),
+        roi_starts=tuple(int(begin) for begin, _end in result.get("roi_ticks", []) or []),
+        cpu_to_node=tuple(int(node) for node in machine.get("cpu_to_node", []) or []),
+    )
+
+
+def run_labels(run: RunStats, rois: int) -> list[tuple[str, str]]:
+    """(study, config) of each ROI: the campaign study, and the configuration as a reader names it."""
+    result = run.info.result
+    provenance = result.get("provenance", {})
+    machine = provenance.get("machine", {})
+    guests = [entry.get("result", {}) for entry in result.get("guest", {}).get("results", [])]
+    boot = " ".join(provenance.get("boot_args", []) or [])
+    labels = []
+    for roi in range(rois):
+        guest = guests[roi] if roi < len(guests) else {}
+        parts = [f"{machine.get('name', '?')} {machine.get('cpus', run.machine.num_cpus)} CPUs", variant_of(result, guest), str(guest.get("testcase", "?"))]
+        if boot:
+            parts.append(boot)
+        parts.append(f"run {run.info.run_id}" + (f" ROI {roi}" if rois > 1 else ""))
+        labels.append((study_of(run), ", ".join(parts)))
+    return labels
+
+
+def hotline_tables(results: Results, processes: int | None = None) -> HotlineTables:
+    """hotlines.csv's rows (top csv_top_lines of every traced ROI) and the profiles behind them."""
+    hotline_rules = load_rules()
+    jobs, notes = [], []
+    for run_id in sorted(results.runs):
+        job = hotline_job(results.runs[run_id])
+        if isinstance(job, str):
+            notes.append(job)
+        elif job is not None:
+            jobs.append(job)
+    tables = HotlineTables(pd.DataFrame(columns=COLUMNS), notes=notes)
+    rows: list[dict[str, Any]] = []
+    image_base = int(load_static_locks()["kernel_image_base"])
+    all_profiles = profile_all(jobs, processes)
+    for job in jobs:
+        run = results.runs[job.key]
+        registered = registered_locks(run.info.result)
+        map_file = system_map_file(run.info.result)
+        symbol_table = symbols.read_system_map(map_file, image_base) if map_file is not None else None
+        namer = tables.namers[job.key] = RunNamer(job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)))
+        profiles = all_profiles[job.key]
+        for roi, ((study, config), roi_profile) in enumerate(zip(run_labels(run, len(profiles)), profiles)):
+            tables.profiles[(job.key, roi)] = roi_profile
+            tables.labels[(job.key, roi)] = (study, config)
+            for rank, traffic in enumerate(roi_profile.ranked()[: hotline_rules.csv_top_lines], 1):
+                name = namer.name(traffic.line)
+                rows.append(
+                    {
+                        "study": study,
+                        "config": config,
+                        "rank": rank,
+                        "line": f"0x{traffic.line:x}",
+                        "symbol": name[0],
+                        "offset": name[1],
+                        "requests": traffic.requests,
+                        "invalidations": traffic.invalidations,
+                        "crossings": traffic.crossings,
+                        "share": roi_profile.share(traffic),
+                    }
+                )
+    if rows:
+        tables.rows = pd.DataFrame(rows, columns=COLUMNS).astype({"offset": "Int64"})
+    return tables
+
+
+def study_lines(tables: HotlineTables, study: str, top: int) -> tuple[list[dict[str, Any]], int]:
+    """The study's `top` lines over all its traced ROIs (a line's counts summed), most requests first; and its ROI count.
+
+    The runs of a study restore one boot checkpoint per machine size, so
+    a heap address is the same object in each of them; a line named
+    differently by two runs (two kernel builds) shows both names.
+    """
+    keys = [key for key, (label_study, _config) in tables.labels.items() if label_study == study]
+    summed: dict[int, Counter[str]] = {}
+    total = 0
+    for run_id, roi in keys:
+        roi_profile = tables.profiles[(run_id, roi)]
+        total += roi_profile.total_requests
+        for traffic in roi_profile.lines.values():
+            counts = summed.setdefault(traffic.line, Counter())
+            counts.update(requests=traffic.requests, invalidations=traffic.invalidations, crossings=traffic.crossings, rois=1)
+    ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], -item[1]["crossings"], item[0]))
+    out = []
+    for line, counts in ranked[:top]:
+        named: list[tuple[str, int | None]] = []
+        for run_id in sorted({run_id for run_id, roi in keys if line in tables.profiles[(run_id, roi)].lines}):
+            name = tables.namers[run_id].name(line)
+            if name not in named:
+                named.append(name)
+        out.append(
+            {
+                "line": line,
+                "symbol": " / ".join(name for name, _ in named) if named else None,
+                "offset": named[0][1] if len(named) == 1 else None,
+                "requests": counts["requests"],
+                "invalidations": counts["invalidations"],
+                "crossings": counts["crossings"],
+                "share": counts["requests"] / total if total else 0.0,
+                "rois": counts["rois"],
+            }
+        )
+    return out, len(keys)

@@ -1,0 +1,106 @@
+"""What is computed from an ROI trace, kept in the machine's lockstudy cache.
+
+Reading a trace is the costly part of a report, and a finished run's
+trace never changes. A reader of traces (analysis/trace_attribution.py,
+analysis/hotlines/) keeps each result in `lockstudy.paths.cache_dir()`
+(outside every clone and results folder), in a folder of its own, as
+`<folder>/<digest of the trace's path>.json` with what it was made from:
+the trace's path, size and modification time, the code that made it
+(a digest of its source files) and the reader's own inputs. A later
+report reuses it only when all of those are the same. A cache that
+cannot be read or written is no error: the trace is read again.
+Traces not yet read are read by a pool of processes (read_all()).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lockstudy.paths import cache_dir
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+
+PATH_DIGEST_CHARS = 32
+
+
+def cache_file(folder: str, trace: Path) -> Path:
+    """Where the result of `folder`'s reader for this trace is kept."""
+    name = hashlib.sha256(str(trace.resolve()).encode()).hexdigest()[:PATH_DIGEST_CHARS]
+    return cache_dir() / folder / f"{name}.json"
+
+
+@lru_cache(maxsize=None)
+def code_digest(*sources: str) -> str:
+    """The digest of the source files a result depends on: read once per process, not once per trace."""
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(Path(source).read_bytes())
+    return digest.hexdigest()
+
+
+def trace_identity(trace: Path) -> dict[str, Any]:
+    """The trace as the cache knows it: its path, size and modification time."""
+    status = trace.stat()
+    return {"trace": str(trace.resolve()), "trace_bytes": status.st_size, "trace_mtime_ns": status.st_mtime_ns}
+
+
+def load(path: Path, made_from: dict[str, Any]) -> dict[str, Any] | None:
+    """The kept result if it was made from exactly `made_from`; None when absent, unreadable or stale."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("made_from") != made_from:
+        return None
+    return data
+
+
+def store(path: Path, data: dict[str, Any]) -> None:
+    """Keep `data` (with its `made_from`) atomically; a cache that cannot be written is skipped."""
+    partial = path.with_name(path.name + f".{os.getpid()}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(data))
+        partial.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+
+
+BYTES_PER_GB = 1e9
+
+
+def read_all(read: Callable[[Job], Result], jobs: list[Job], trace_of: Callable[[Job], Path], what: str, kept: int, processes: int | None = None) -> list[Result]:
+    """`read(job)` for every job, in a pool of processes (one per CPU by default), in the jobs' order.
+
+    The largest traces start first, so the pool's workers end together;
+    `what` and `kept` (results taken from the cache) go into the one line
+    that says how much is to be read.
+    """
+    if not jobs:
+        return []
+    order = sorted(range(len(jobs)), key=lambda index: trace_of(jobs[index]).stat().st_size, reverse=True)
+    size = sum(trace_of(job).stat().st_size for job in jobs) / BYTES_PER_GB
+    print(f"reading {len(jobs)} ROI trace(s) not {what} before ({size:.1f} GB compressed); "
+          f"{kept} kept from an earlier report", file=sys.stderr, flush=True)  # fmt: skip
+    workers = min(len(jobs), processes or os.cpu_count() or 1)
+    ordered = [jobs[index] for index in order]
+    if workers <= 1:
+        results = [read(job) for job in ordered]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(read, ordered))
+    out: list[Result | None] = [None] * len(jobs)
+    for index, result in zip(order, results):
+        out[index] = result
+    return [result for result in out if result is not None]

@@ -1,0 +1,92 @@
+"""Naming a cache line (analysis/hotlines/symbols.py) against a small System.map written here.
+
+The map's image is linked at kernel_image_base (static_locks.toml), so a
+symbol at virtual 0xffffffff81001000 is at physical 0x1001000. Lines are
+64 bytes. Which object comes first on a line that holds two is decided by
+address: the symbol holding the line's first byte (System.map gives no
+sizes, so a symbol runs to the next one), and the offset is the line's
+first byte from its start, as perf prints symbol+offset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.hotlines.errors import HotlinesError
+from analysis.hotlines.symbols import UNKNOWN_HEAP, UNKNOWN_NO_MAP, read_system_map, symbolise
+from analysis.locks import load_static_locks
+from analysis.protocol_trace import TracedLock
+
+LINE = 64
+BASE = int(load_static_locks()["kernel_image_base"])
+SYSTEM_MAP = """\
+0000000000000000 D __per_cpu_start
+0000000000001000 D qnodes_like_percpu_var
+ffffffff81000000 T _text
+ffffffff81000000 T startup_64
+ffffffff81001000 D sym_a
+ffffffff81001040 D sym_b
+ffffffff81001090 D sym_c
+ffffffff810010c4 D sym_d
+ffffffff81002000 B _end
+"""
+
+
+@pytest.fixture
+def table(tmp_path: Path):  # type: ignore[no-untyped-def]
+    path = tmp_path / "System.map"
+    path.write_text(SYSTEM_MAP)
+    return read_system_map(path, BASE)
+
+
+def test_the_last_byte_of_a_symbol_and_the_first_of_the_next(table) -> None:  # type: ignore[no-untyped-def]
+    # sym_a is [0x1001000, 0x1001040): its last byte is the last of line 0x1001000; sym_b starts the next line
+    assert symbolise(0x1001000, LINE, table, ()) == ("sym_a", 0)
+    assert symbolise(0x1001040, LINE, table, ()) == ("sym_b", 0)
+
+
+def test_a_line_straddling_two_symbols_names_both_the_first_byte_s_first(table) -> None:  # type: ignore[no-untyped-def]
+    # line 0x1001080: its first byte is in sym_b (0x40 into it), sym_c starts 0x10 into the line
+    assert symbolise(0x1001080, LINE, table, ()) == ("sym_b | sym_c", 0x40)
+    # line 0x10010c0 starts inside sym_c, and sym_d starts 4 bytes in
+    assert symbolise(0x10010C0, LINE, table, ()) == ("sym_c | sym_d", 0x30)
+
+
+def test_aliases_at_one_address_are_all_named(table) -> None:  # type: ignore[no-untyped-def]
+    assert symbolise(0x1000000, LINE, table, ()) == ("_text | startup_64", 0)
+
+
+def test_per_cpu_offsets_name_no_line(table) -> None:  # type: ignore[no-untyped-def]
+    # System.map's per-CPU symbols are offsets into each CPU's area, not addresses: line 0x1000 is heap
+    assert symbolise(0x1000, LINE, table, ()) == (UNKNOWN_HEAP, None)
+
+
+def test_lines_outside_the_image_are_heap_and_registered_locks_name_them(table) -> None:  # type: ignore[no-untyped-def]
+    assert symbolise(0x1002000, LINE, table, ()) == (UNKNOWN_HEAP, None)
+    lock = TracedLock("mm:57 mmap_lock", 0x40000028, 40)
+    assert symbolise(0x40000000, LINE, table, (lock,)) == ("mm:57 mmap_lock", -0x28)
+    # the lock's 40 bytes run into the next line, which it names too, from its start
+    assert symbolise(0x40000040, LINE, table, (lock,)) == ("mm:57 mmap_lock", 0x18)
+
+
+def test_a_registered_lock_is_named_beside_the_symbol_and_a_static_one_once(table) -> None:  # type: ignore[no-untyped-def]
+    locks = (TracedLock("bench:lock", 0x1001084, 4), TracedLock("static:sym_b", 0x1001040, 4))
+    assert symbolise(0x1001080, LINE, table, locks) == ("sym_b | bench:lock | sym_c", 0x40)
+    assert symbolise(0x1001040, LINE, table, locks) == ("sym_b", 0)
+
+
+def test_without_a_system_map_only_registered_locks_are_named() -> None:
+    assert symbolise(0x1001000, LINE, None, ()) == (UNKNOWN_NO_MAP, None)
+    assert symbolise(0x1001000, LINE, None, (TracedLock("bench:lock", 0x1001000, 4),)) == ("bench:lock", 0)
+
+
+def test_a_damaged_system_map_is_one_line_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "System.map"
+    path.write_text(SYSTEM_MAP.replace("ffffffff81001040 D sym_b", "ffffffff8100104g D sym_b"))
+    with pytest.raises(HotlinesError, match=rf"^{path}:6: address 'ffffffff8100104g' is not hex$"):
+        read_system_map(path, BASE)
+    path.write_text(SYSTEM_MAP.replace("ffffffff81002000 B _end\n", ""))
+    with pytest.raises(HotlinesError, match=rf"^{path}: no symbol _end"):
+        read_system_map(path, BASE)
