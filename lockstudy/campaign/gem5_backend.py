@@ -19,7 +19,6 @@ import fcntl
 import json
 import os
 import shutil
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
 
 RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
+CPUINFO = "/proc/cpuinfo"
 
 
 def checkpoint_identity(spec: RunSpec, gem5: gem5_finder.Gem5Info) -> dict[str, object]:
@@ -61,9 +61,22 @@ def gem5_argv(gem5: gem5_finder.Gem5Info, spec: RunSpec, outdir: Path) -> list[s
     ])  # fmt: skip
 
 
+def host_cpu_model() -> str:
+    """The host's CPU model as /proc/cpuinfo names it ("" where there is none)."""
+    try:
+        for line in Path(CPUINFO).read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
 def host_identity() -> dict[str, Any]:
-    """The host a process was measured on: its name and how many CPUs it has."""
-    return {"host": socket.gethostname(), "host_cpu_count": os.cpu_count()}
+    """What the host a process ran on was: its CPU model and count, and its load as the process ended
+    (runs sharing the host's cores take longer). Not its name: results are published."""
+    return {"host_cpu_model": host_cpu_model(), "host_cpu_count": os.cpu_count(), "host_load_1min": round(os.getloadavg()[0], 2)}
 
 
 def cost_record(measured: MeasuredProcess) -> dict[str, Any]:

@@ -51,8 +51,9 @@ class CostRow:
     roi_simulated_ms: float | None
     simulated_seconds: float | None  # the whole process
     peak_rss_mib: float | None
-    host: str
+    host_cpu_model: str
     host_cpu_count: int | None
+    host_load_1min: float | None  # the host's load as the process ended: other runs sharing its cores slow it
     gem5_version: str
     machine_sha256: str
     kernel_build_id: str
@@ -83,7 +84,7 @@ class CostRow:
 COLUMNS = [f.name for f in fields(CostRow)]
 REQUIRED_TEXT = {"source": SOURCES, "phase": PHASES, "cpu_model": CPU_MODELS, "trace": TRACES}
 INTEGER_FIELDS = {"cpus", "nodes", "host_cpu_count"}
-OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib"}
+OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min"}
 
 
 def _parse_row(path: Path, line: int, raw: dict[str, str], problems: list[str]) -> CostRow | None:
