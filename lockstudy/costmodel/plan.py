@@ -153,10 +153,10 @@ def campaign_cost(
         cpus = cpus_of(spec)
         checkpoint = checkpoints[digest(spec.boot_identity())]
         roi = simulated.roi_ms(spec.machine, cpus, spec.run, spec.cpu_model)
-        if isinstance(roi, NoPrediction):
-            seconds: Prediction = roi
-        else:
-            seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi.value)
+        roi_value = roi.value if isinstance(roi, Estimate) else 0.0
+        seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi_value)
+        if isinstance(roi, NoPrediction) and isinstance(seconds, Estimate):
+            seconds = roi  # the host model could predict: what is missing is the ROI's length
         peak = model.peak_memory_mib(spec.machine, cpus, "restore")
         boot_seconds = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.host_seconds
         boot_peak = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.peak_mib

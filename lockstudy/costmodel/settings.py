@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,8 @@ from lockstudy.paths import DATA, ROOT
 from lockstudy.validation.problems import InputError, Problem
 
 SETTINGS_FILE = DATA / "costmodel.toml"
+# Another measurement table than the file's (a cluster's own, or a test's).
+TABLE_VARIABLE = "LOCKSTUDY_COSTS_TABLE"
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,9 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
         provenance = table.get("provenance")
         tables.append(MeasuredTable(root / table["path"], root / provenance if isinstance(provenance, str) else None,
                                     dict(table.get("models_renamed", {}))))  # fmt: skip
+    table = Path(os.environ[TABLE_VARIABLE]) if os.environ.get(TABLE_VARIABLE) else root / _need(data, path, "table.path", str)
     return CostSettings(
-        table=root / _need(data, path, "table.path", str),
+        table=table,
         min_points=_need(data, path, "fit.min_points", int),
         preferred_source=_need(data, path, "fit.preferred_source", str),
         stand_in_source=_need(data, path, "fit.stand_in_source", str),
