@@ -76,9 +76,11 @@ class CostRow:
             return None
         return max(0.0, self.host_seconds - self.roi_host_seconds)
 
-    def key(self) -> tuple[str, str, str, str]:
-        """What makes a row the same measurement: collecting again replaces it."""
-        return (self.source, self.source_ref, self.run_id, self.phase)
+    def key(self) -> tuple[str, str, str, str, str, int, str]:
+        """What makes a row the same measurement: collecting again replaces it.
+
+        A closing note's rows have no run id; one note gives several sizes."""
+        return (self.source, self.source_ref, self.run_id, self.phase, self.machine, self.cpus, self.cpu_model)
 
 
 COLUMNS = [f.name for f in fields(CostRow)]
