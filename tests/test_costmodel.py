@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -14,7 +16,8 @@ from lockstudy.costmodel.check import leave_one_out, median_abs_percent_error
 from lockstudy.costmodel.model import CostModel, Estimate, NoPrediction
 from lockstudy.costmodel.plan import slurm_request
 from lockstudy.costmodel.powerlaw import fit_power_law
-from lockstudy.costmodel.settings import SlurmMargin, load_settings
+from lockstudy.costmodel.settings import MeasuredTable, SlurmMargin, load_settings
+from lockstudy.costmodel.simulated import SimulatedTime
 from lockstudy.costmodel.table import COLUMNS, CostTableError, read_cost_table, write_cost_table
 
 SPEC = "kbench:variant=tas,duration_ms=20"
@@ -128,3 +131,28 @@ def test_a_table_without_a_column_is_refused_in_one_line(tmp_path: Path) -> None
         read_cost_table(table)
     assert len(str(refused.value).splitlines()) == 1
     assert str(refused.value).startswith(f"{table}:1:header: source,phase: lacks column(s) source_ref, run_id")
+
+
+def test_a_runs_roi_time_is_measured_or_its_window_times_the_measured_overhead(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text(
+        "run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n"
+        "r1,piii-smp,4,\"kbench:variant=tas,duration_ms=20\",timing,0.022\n"
+        "r2,altix-numa,4,\"kbench:variant=tas,duration_ms=20\",timing,0.030\n"
+        "r3,piii-smp,2,\"pft:threads=2,mb=4\",timing,0.011\n"
+    )
+    provenance = tmp_path / "provenance.json"
+    provenance.write_text(json.dumps({"runs": {"r2": {"machine": "altix-numa.toml sha256 0ld"}}}))
+    table = MeasuredTable(metrics, provenance, {"0ld": "altix-numa-interleaved"})
+    known = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[table]))
+    measured = known.roi_ms("piii-smp", 2, "pft:threads=2,mb=4", "timing")
+    assert isinstance(measured, Estimate) and measured.value == pytest.approx(11.0)
+    # kbench at 8 cpus: 40 ms x the ROI/window measured at the nearest size (22 / 20 at 4 cpus).
+    window = known.roi_ms("piii-smp", 8, "kbench:variant=ticket,duration_ms=40", "timing")
+    assert isinstance(window, Estimate) and window.value == pytest.approx(44.0)
+    assert "kbench window 40 ms x 1.100 (ROI/window measured at 4 cpus)" in window.rule
+    # The run on the renamed model does not count for today's altix-numa: the bare window.
+    bare = known.roi_ms("altix-numa", 4, "kbench:variant=tas,duration_ms=20", "timing")
+    assert isinstance(bare, Estimate) and bare.value == pytest.approx(20.0) and "the bare window" in bare.rule
+    unknown = known.roi_ms("piii-smp", 4, "pft:threads=4,mb=4", "timing")
+    assert isinstance(unknown, NoPrediction) and "pft:threads=4,mb=4" in unknown.reason

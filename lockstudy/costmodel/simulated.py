@@ -4,7 +4,7 @@ gem5's host time is paid per simulated ms, so a run's cost needs its ROI's
 simulated time. In order:
 
 1. measured: runs of the same machine, size, run spec and CPU model in
-   runs.csv or in a committed result table (costmodel.toml
+   runs.csv (its measured rows) or in a committed result table (costmodel.toml
    [[simulated_time.measured_tables]]) took this long; gem5 is
    deterministic, so the median of those is the answer;
 2. a window: testcases whose ROI is a window of guest time (kbench's
@@ -91,8 +91,9 @@ class SimulatedTime:
     @staticmethod
     def gather(rows: list[CostRow], settings: CostSettings) -> "SimulatedTime":
         known = SimulatedTime(settings)
+        # Measured rows only: a closing note's ROI times were copied from the tables below.
         for row in rows:
-            if row.phase == "restore" and row.roi_simulated_ms:
+            if row.source == settings.preferred_source and row.phase == "restore" and row.roi_simulated_ms:
                 known.add((row.machine, row.cpus, row.run_spec, row.cpu_model), row.roi_simulated_ms, "runs.csv")
         for table in settings.measured_tables:
             for key, ms in read_measured_table(table):
