@@ -136,21 +136,30 @@ def read_cost_table(path: Path) -> list[CostRow]:
     """The rows of `path` (none when it does not exist); CostTableError naming every bad line and field."""
     if not path.is_file():
         return []
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return _read_rows(path, csv.DictReader(handle))
+    except UnicodeDecodeError as exc:
+        raise CostTableError(Problem(str(path), "", f"byte {exc.start}", "is not UTF-8 text").line()) from None
+    except csv.Error as exc:
+        raise CostTableError(Problem(str(path), "", shown(str(exc)), "is not CSV").line()) from None
+
+
+def _read_rows(path: Path, reader: csv.DictReader) -> list[CostRow]:  # type: ignore[type-arg]
+    header = reader.fieldnames or []
+    missing = [name for name in COLUMNS if name not in header]
+    if missing:
+        raise CostTableError(Problem(f"{path}:1", "header", shown(",".join(header)) if header else "(empty)", f"lacks column(s) {', '.join(missing)}").line())
     problems: list[str] = []
     rows: list[CostRow] = []
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        missing = [name for name in COLUMNS if name not in header]
-        if missing:
-            raise CostTableError(Problem(f"{path}:1", "header", ",".join(header) or "(empty)", f"lacks column(s) {', '.join(missing)}").line())
-        for raw in reader:
-            if None in raw:
-                problems.append(Problem(f"{path}:{reader.line_num}", "", f"{len(header) + len(raw[None])} fields", f"has more fields than the header's {len(header)}").line())  # type: ignore[index]
-                continue
-            row = _parse_row(path, reader.line_num, raw, problems)
-            if row is not None:
-                rows.append(row)
+    for raw in reader:
+        if None in raw:
+            extra = len(raw[None])  # type: ignore[index]
+            problems.append(Problem(f"{path}:{reader.line_num}", "", f"{len(header) + extra} fields", f"has more fields than the header's {len(header)}").line())
+            continue
+        row = _parse_row(path, reader.line_num, raw, problems)
+        if row is not None:
+            rows.append(row)
     if problems:
         raise CostTableError.of(problems)
     return rows
