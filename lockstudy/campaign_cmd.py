@@ -148,7 +148,7 @@ def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, sl
         print(f"  {sample.machine} {sample.size} {sample.size_unit}, {sample.kernel_build}, {boot}: {len(members)} run(s)")
     fitted = fitted_model()
     cost = fitted.cost(runs, done_in(campaign, store))
-    print("\n".join(cost_lines(cost, fitted.settings, len(fitted.rows), slurm)))
+    print("\n".join(cost_lines(cost, fitted.settings, fitted.rows, slurm)))
     return 0
 
 

@@ -7,9 +7,14 @@ groups, and the reader sees which figures share a rule.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
 from lockstudy.costmodel.plan import MIB_PER_GIB, SECONDS_PER_HOUR, CampaignCost, CheckpointCost
 from lockstudy.costmodel.settings import CostSettings
+from lockstudy.costmodel.table import CostRow
+
+MINUTES_PER_HOUR = 60.0
 
 
 class Notes:
@@ -49,17 +54,17 @@ def checkpoint_line(checkpoint: CheckpointCost, notes: Notes) -> str:
         return f"  {where}; boot paid (one of its runs is done)"
     if isinstance(checkpoint.host_seconds, NoPrediction):
         return f"  {where}; boot: no prediction {notes.cite(checkpoint.host_seconds)}"
-    return (
-        f"  {where}; boot {hours(checkpoint.host_seconds)} host h, peak {gib(checkpoint.peak_mib)} GiB "
-        f"{notes.cite(checkpoint.host_seconds, checkpoint.peak_mib)}"
-    )
+    peak = f"peak {gib(checkpoint.peak_mib)} GiB" if isinstance(checkpoint.peak_mib, Estimate) else "peak memory not predicted"
+    return f"  {where}; boot {hours(checkpoint.host_seconds)} host h, {peak} {notes.cite(checkpoint.host_seconds, checkpoint.peak_mib)}"
 
 
-def cost_lines(cost: CampaignCost, settings: CostSettings, table_rows: int, slurm: bool) -> list[str]:
+def cost_lines(cost: CampaignCost, settings: CostSettings, rows: list[CostRow], slurm: bool) -> list[str]:
     notes = Notes()
+    sources = Counter(row.source for row in rows)
+    counted = ", ".join(f"{count} {source}" for source, count in sorted(sources.items())) or "none"
     lines = [
         "",
-        f"Predicted costs: the cost model fitted now on {settings.table.name} ({table_rows} row(s)); [n] are the notes below.",
+        f"Predicted costs: the cost model fitted now on {settings.table.name} ({len(rows)} row(s): {counted}); [n] are the notes below.",
     ]
     header = f"{'run id':<17} {'cpus':>4} {'ROI ms':>8} {'host h':>7} {'peak GiB':>8}"
     if slurm:
@@ -87,7 +92,7 @@ def cost_lines(cost: CampaignCost, settings: CostSettings, table_rows: int, slur
         + (" (of the runs and boots predicted)" if missing_runs or missing_boots else ""),
     ]
     if missing_runs or missing_boots:
-        limit_hours = sum(r.spec.resources.time_minutes for r in missing_runs) / 60
+        limit_hours = sum(r.spec.resources.time_minutes for r in missing_runs) / MINUTES_PER_HOUR
         lines.append(
             f"  no prediction for {len(missing_runs)} run(s) and {len(missing_boots)} boot(s), not in the totals; "
             f"their campaign limits (time_minutes) allow {limit_hours:.1f} host h for those runs"
@@ -99,6 +104,8 @@ def cost_lines(cost: CampaignCost, settings: CostSettings, table_rows: int, slur
             f"Slurm: each array task asks for {settings.margin.describe()} (lockstudy/data/costmodel.toml [slurm]);",
             "  a task's time covers its checkpoint's boot too (the first task of a checkpoint builds it, the others wait).",
         ]
+        reserved = sum(r.slurm.time_minutes * r.slurm.host_cpus for r in to_do) / MINUTES_PER_HOUR
+        lines.append(f"  the {len(to_do)} task(s) reserve at most {reserved:.1f} core-hours in all (--time x --cpus-per-task)")
         if fallback:
             lines.append(
                 f"  * {len(fallback)} task(s) use the campaign file's explicit limits (time_minutes, memory_gb) where the model cannot predict: see their notes"
