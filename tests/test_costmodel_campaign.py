@@ -7,7 +7,6 @@ import json
 import math
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest

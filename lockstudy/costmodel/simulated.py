@@ -23,7 +23,6 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
 from lockstudy.costmodel.settings import CostSettings, MeasuredTable
