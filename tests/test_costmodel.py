@@ -156,3 +156,12 @@ def test_a_runs_roi_time_is_measured_or_its_window_times_the_measured_overhead(t
     assert isinstance(bare, Estimate) and bare.value == pytest.approx(20.0) and "the bare window" in bare.rule
     unknown = known.roi_ms("piii-smp", 4, "pft:threads=4,mb=4", "timing")
     assert isinstance(unknown, NoPrediction) and "pft:threads=4,mb=4" in unknown.reason
+
+
+def test_a_group_measured_at_one_size_predicts_that_size_only(settings) -> None:  # type: ignore[no-untyped-def]
+    rows = [row("boot", 4, seconds, cpu_model="atomic", run_id=f"b{seconds}") for seconds in (300.0, 320.0, 400.0)]
+    model = CostModel.fit(rows, settings)
+    same = model.boot_seconds("piii-smp", 4)
+    assert isinstance(same, Estimate) and same.value == pytest.approx(320.0) and same.fallback
+    assert "the median of its 3 point(s) at 4 cpus" in same.rule
+    assert isinstance(model.boot_seconds("piii-smp", 8), NoPrediction)  # no slope to carry it to another size
