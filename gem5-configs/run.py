@@ -246,9 +246,13 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
     # is to hold the ROI dumps only.
     m5.stats.outputList.clear()
 
-    result["simulated_seconds"] = m5.curTick() / _m5.core.getClockFrequency()
+    ticks_per_second = _m5.core.getClockFrequency()
+    result["ticks_per_second"] = ticks_per_second
+    result["simulated_seconds"] = m5.curTick() / ticks_per_second
     result["exit"] = {"event": control.ending_event, "cause": simulator.get_last_exit_event_cause()}
     result["roi_ticks"] = control.roi_ticks
+    # Each finished ROI's simulated seconds: what the cost model divides host time by.
+    result["roi_simulated_seconds"] = [(end - begin) / ticks_per_second for begin, end in control.roi_ticks if end >= 0]
     result["roi_host_seconds"] = control.roi_host_seconds
     gem5_dir = Path(m5.options.outdir).resolve()
     result["gem5_outdir"] = str(gem5_dir)

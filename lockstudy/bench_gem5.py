@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 from lockstudy import gem5 as gem5_finder
 from lockstudy.campaign.gem5_backend import run_script_argv
 from lockstudy.campaign.machines import gem5_for_machine, machine_module
+from lockstudy.campaign.measured import run_measured
 from lockstudy.console import error, step
 from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.image import ext2_path
@@ -31,16 +30,15 @@ def run_py(gem5: gem5_finder.Gem5Info, outdir: Path, args: list[str]) -> dict[st
     """One run.py run; its result.json (raises if gem5 wrote none or it failed)."""
     argv = run_script_argv(gem5, outdir, args)
     outdir.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    with open(outdir / "gem5.log", "wb") as log:
-        status = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode
+    measured = run_measured(argv, outdir / "gem5.log")
     result_file = outdir / "result.json"
     if not result_file.is_file():
-        raise RuntimeError(f"gem5 exited with status {status} and wrote no result.json (see {outdir / 'gem5.log'})")
+        raise RuntimeError(f"gem5 exited with status {measured.returncode} and wrote no result.json (see {outdir / 'gem5.log'})")
     result = json.loads(result_file.read_text())
     if result["status"] != "ok":
         raise RuntimeError(f"{' '.join(argv)}\n  failed: {result['reason']} (see {outdir / 'gem5.log'})")
-    result["wall_s"] = round(time.monotonic() - started, 1)
+    result["wall_s"] = round(measured.host_seconds, 1)
+    result["peak_rss_mib"] = round(measured.peak_rss_mib, 1)
     return result
 
 
@@ -53,7 +51,7 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
     checkpoint = scratch / "checkpoint"
     step(f"{machine} {size_option[2:]}={size}: boot on the fast-forward CPU to a checkpoint")
     boot = run_py(gem5, scratch / "boot", [*common, "--checkpoint-out", str(checkpoint)])
-    print(f"    boot {boot['host_seconds']:.0f} s host for {boot['simulated_seconds']:.2f} s simulated")
+    print(f"    boot {boot['host_seconds']:.0f} s host for {boot['simulated_seconds']:.2f} s simulated, peak {boot['peak_rss_mib']:.0f} MiB resident")
     step(f"{machine} {size_option[2:]}={size}: restore, then {config['roi_spec']} on the {config['roi_cpu']} CPU")
     roi = run_py(gem5, scratch / "roi", [*common, "--checkpoint-in", str(checkpoint), "--cpu", config["roi_cpu"], "--run", config["roi_spec"]])
     (roi_begin, roi_end), = roi["roi_host_seconds"]
@@ -67,6 +65,8 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
         "roi_simulated_ms": round(simulated_ms, 3),
         "host_s_per_simulated_ms": round((roi_end - roi_begin) / simulated_ms, 1),
         "restore_run_host_s": roi["host_seconds"],
+        "boot_peak_rss_mib": boot["peak_rss_mib"],
+        "restore_run_peak_rss_mib": roi["peak_rss_mib"],
     }
     print(
         f"    restore to ROI {roi_begin:.0f} s; ROI {simulated_ms:.2f} ms simulated in {roi_end - roi_begin:.0f} s host "

@@ -15,6 +15,8 @@ from lockstudy.campaign.spec import digest
 from lockstudy.campaign.store import CampaignStore, State
 from lockstudy.campaign.worker import run_one
 from lockstudy.console import error
+from lockstudy.costmodel.fitted import fitted_model, slurm_resources
+from lockstudy.costmodel.render import cost_lines
 
 EXECUTORS = ("local", "slurm", "qemu")
 USAGE = """\
@@ -42,7 +44,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("words", nargs="+", metavar="FILE", help="the campaign file, or `status FILE`")
-    parser.add_argument("--dry-run", action="store_true", help="list the runs and the boot checkpoints they share; run nothing")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="list the runs, the boot checkpoints they share and what they will cost (host hours, memory; "
+                        "with --executor slurm the sbatch resources); run nothing")
     parser.add_argument("--executor", choices=EXECUTORS, default="local", help="where runs execute (default: local)")
     parser.add_argument("--backend", choices=("gem5", "qemu"), help="what a run executes (default: qemu for the qemu executor, gem5 otherwise)")
     parser.add_argument("--jobs", "-j", type=int, help="local runs at once (default: cores / the widest run's host_cpus)")
@@ -80,14 +84,18 @@ def run_campaign_command(args: argparse.Namespace) -> int:
     except CampaignError as exc:
         error(str(exc))
         return 2
-    if args.dry_run:
-        return print_dry_run(campaign, len(whole.runs))
     backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
+    if args.dry_run:
+        return print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5")
     if backend not in BACKENDS:
         error(f"backend {backend} is not available in this version")
         return 1
     slots = parallel_slots(campaign.runs, args.jobs)
-    executor = make_executor(args.executor, slots, not args.no_wait, args.partition)
+    resources = None
+    if args.executor == "slurm" and backend == "gem5":
+        # Each array task's --time and --mem from the cost model, with its margin.
+        resources = slurm_resources(fitted_model().cost(campaign.runs, done_in(campaign, store)))
+    executor = make_executor(args.executor, slots, not args.no_wait, args.partition, resources)
     try:
         status = run_campaign(campaign, store, executor, backend, slots)
     except (CampaignBusy, RuntimeError) as exc:
@@ -108,8 +116,14 @@ def select_studies(campaign: Campaign, only: list[str], skip: list[str]) -> Camp
     return dataclasses.replace(campaign, runs=runs)
 
 
-def print_dry_run(campaign: Campaign, whole_count: int) -> int:
-    """The runs (of the chosen studies) and the boot checkpoints they share."""
+def done_in(campaign: Campaign, store: CampaignStore):  # type: ignore[no-untyped-def]
+    """A test of whether a run of the campaign is done in the store (resume: not counted again)."""
+    done = {status.run_id for status in store.statuses(campaign.runs, campaign.max_attempts) if status.state == State.DONE}
+    return lambda spec: spec.run_id in done
+
+
+def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, slurm: bool = False) -> int:
+    """The runs (of the chosen studies), the boot checkpoints they share, and what they will cost."""
     runs = campaign.runs
     chosen = "" if len(runs) == whole_count else f" of {whole_count} (the chosen studies)"
     print(f"campaign {campaign.name}: {len(runs)} run(s){chosen}")
@@ -132,6 +146,9 @@ def print_dry_run(campaign: Campaign, whole_count: int) -> int:
         sample = next(s for s in runs if s.run_id == members[0])
         boot = " ".join(sample.boot) or "(default boot)"
         print(f"  {sample.machine} {sample.size} {sample.size_unit}, {sample.kernel_build}, {boot}: {len(members)} run(s)")
+    fitted = fitted_model()
+    cost = fitted.cost(runs, done_in(campaign, store))
+    print("\n".join(cost_lines(cost, fitted.settings, fitted.rows, slurm)))
     return 0
 
 

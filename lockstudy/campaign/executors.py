@@ -91,18 +91,27 @@ class SlurmError(RuntimeError):
     pass
 
 
+def campaign_resources(spec: RunSpec) -> Resources:
+    """A run's resources as its campaign file gives them."""
+    return spec.resources
+
+
 @dataclass
 class SlurmExecutor:
-    """Job arrays, one per group of runs with the same resources."""
+    """Job arrays, one per group of runs with the same resources.
+
+    `resources_of` gives a run's resources: the campaign file's by default,
+    the cost model's (lockstudy/costmodel/) when the launcher has one."""
 
     wait: bool = True
     partition: str | None = None
     name: str = "slurm"
+    resources_of: Callable[[RunSpec], Resources] = campaign_resources
 
     def execute(self, store: CampaignStore, specs: list[RunSpec], backend: str, report: Callable[[], None]) -> None:
         groups: dict[Resources, list[RunSpec]] = {}
         for spec in specs:
-            groups.setdefault(spec.resources, []).append(spec)
+            groups.setdefault(self.resources_of(spec), []).append(spec)
         job_ids = [self.submit(store, resources, group, backend) for resources, group in groups.items()]
         if not self.wait:
             print(f"submitted Slurm job(s) {', '.join(job_ids)}; `./run.sh campaign status FILE` follows them")
@@ -192,9 +201,11 @@ def slurm_queued(store: CampaignStore) -> frozenset[str]:
     return frozenset(queued)
 
 
-def make_executor(name: str, slots: int, wait: bool, partition: str | None) -> Executor:
+def make_executor(
+    name: str, slots: int, wait: bool, partition: str | None, resources_of: Callable[[RunSpec], Resources] | None = None
+) -> Executor:
     if name == "slurm":
-        return SlurmExecutor(wait=wait, partition=partition)
+        return SlurmExecutor(wait=wait, partition=partition, resources_of=resources_of or campaign_resources)
     return LocalExecutor(slots=slots)
 
 

@@ -6,25 +6,33 @@ the image, the machine file and the gem5 version. A different kernel gives
 a different key, so a checkpoint is never reused across kernels; one whose
 completion record does not match is rebuilt. The first run that needs a
 checkpoint builds it while holding its lock; the others wait for it.
+
+Each gem5 process is measured (host seconds, peak resident memory: see
+measured.py): a boot's costs go into its checkpoint's record, a run's into
+its result ("costs"), which `run.sh costs collect` gathers for the cost
+model.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
-import subprocess
 from pathlib import Path
+from typing import Any
 
 from lockstudy import gem5 as gem5_finder
 from lockstudy.campaign import artifacts
 from lockstudy.campaign.backends import Outcome, check_run_specs, register
 from lockstudy.campaign.machines import gem5_for_machine
+from lockstudy.campaign.measured import MeasuredProcess, run_measured
 from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
 
 RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
+CPUINFO = "/proc/cpuinfo"
 
 
 def checkpoint_identity(spec: RunSpec, gem5: gem5_finder.Gem5Info) -> dict[str, object]:
@@ -53,6 +61,28 @@ def gem5_argv(gem5: gem5_finder.Gem5Info, spec: RunSpec, outdir: Path) -> list[s
     ])  # fmt: skip
 
 
+def host_cpu_model() -> str:
+    """The host's CPU model as /proc/cpuinfo names it ("" where there is none)."""
+    try:
+        for line in Path(CPUINFO).read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def host_identity() -> dict[str, Any]:
+    """What the host a process ran on was: its CPU model and count, and its load as the process ended
+    (runs sharing the host's cores take longer). Not its name: results are published."""
+    return {"host_cpu_model": host_cpu_model(), "host_cpu_count": os.cpu_count(), "host_load_1min": round(os.getloadavg()[0], 2)}
+
+
+def cost_record(measured: MeasuredProcess) -> dict[str, Any]:
+    return {**measured.as_record(), **host_identity()}
+
+
 def perturbation_options(spec: RunSpec) -> list[str]:
     """run.py's options for the run's perturbation (none when it has none)."""
     if not spec.perturb_ns:
@@ -76,7 +106,8 @@ class Gem5Backend:
         artifacts.disk_image()
         check_run_specs(specs)
 
-    def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path) -> Path:
+    def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path) -> tuple[Path, dict[str, Any] | None]:
+        """The run's boot checkpoint, and the boot's costs when this call built it (None when it existed)."""
         identity = checkpoint_identity(spec, gem5)
         key = digest(identity)
         root = campaign_dir / "checkpoints"
@@ -86,23 +117,23 @@ class Gem5Backend:
         with open(root / f"{key}.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if target.is_dir() and record.is_file() and read_json(record).get("identity") == identity:
-                return target
+                return target, None
             shutil.rmtree(target, ignore_errors=True)
             building = root / f"{key}.building"
             shutil.rmtree(building, ignore_errors=True)
             # No --run: the boot stops at the checkpoint, before any testcase.
             argv = [*gem5_argv(gem5, spec, building), "--checkpoint-out", str(building / "checkpoint")]
-            with open(root / f"{key}.log", "wb") as log:
-                result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT)
-            if result.returncode != 0:
-                raise RuntimeError(f"building boot checkpoint {key} failed (status {result.returncode}; log {root / f'{key}.log'})")
+            boot = run_measured(argv, root / f"{key}.log")
+            if boot.returncode != 0:
+                raise RuntimeError(f"building boot checkpoint {key} failed (status {boot.returncode}; log {root / f'{key}.log'})")
             building.rename(target)
-            write_json_atomically(record, {"identity": identity, "command": argv})
-        return target
+            costs = cost_record(boot)
+            write_json_atomically(record, {"identity": identity, "command": argv, "costs": costs})
+        return target, costs
 
     def run(self, spec: RunSpec, outdir: Path, campaign_dir: Path) -> Outcome:
         gem5 = gem5_for_machine(spec.machine)
-        checkpoint = self.checkpoint(spec, gem5, campaign_dir)
+        checkpoint, boot_costs = self.checkpoint(spec, gem5, campaign_dir)
         argv = [
             *gem5_argv(gem5, spec, outdir),
             "--run",
@@ -113,13 +144,15 @@ class Gem5Backend:
             str(checkpoint / "checkpoint"),
             *perturbation_options(spec),
         ]
-        with open(outdir / "gem5.log", "wb") as log:
-            status = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT).returncode
+        measured = run_measured(argv, outdir / "gem5.log")
+        status = measured.returncode
+        # The boot's costs are here only when this attempt built the checkpoint.
+        costs = {"run": cost_record(measured), "checkpoint_built": boot_costs}
         result_file = outdir / "result.json"
         if not result_file.is_file():
-            return Outcome("failed", f"gem5 exited with status {status} and wrote no result.json (see gem5.log)", {"command": argv})
+            return Outcome("failed", f"gem5 exited with status {status} and wrote no result.json (see gem5.log)", {"command": argv, "costs": costs})
         result = json.loads(result_file.read_text())
-        details = {"command": argv, "checkpoint": str(checkpoint), "gem5_result": str(result_file)}
+        details = {"command": argv, "checkpoint": str(checkpoint), "gem5_result": str(result_file), "costs": costs}
         if result.get("status") != "ok" or status != 0:
             return Outcome("failed", str(result.get("reason") or f"gem5 exited with status {status}"), details)
         return Outcome("ok", "", details)

@@ -1,0 +1,195 @@
+"""The cost model: power laws in the simulated CPUs, fitted per group from runs.csv.
+
+Four quantities, each fitted per group on the rows that measure it:
+
+- host seconds per simulated ms of ROI, per (machine, CPU model, traced):
+  the detailed simulation, which dominates long runs;
+- host seconds of a restored run outside its ROI, per machine: restoring
+  the checkpoint, the guest's set-up and exit;
+- host seconds of a boot to a checkpoint, per machine;
+- peak resident memory of the gem5 process, per (machine, phase). Within
+  one machine the simulated memory follows the size, so the CPUs carry it.
+
+A group with at least `min_points` rows at two or more sizes gets its own
+fit. A smaller group borrows the slope of its nearest neighbour group that
+has a fit (same machine; the other trace state first, then the other CPU
+model, then the other phase), scaled through its own points. A group
+whose points are all at the size asked for gives their median. Otherwise
+there is no prediction, and the caller says so. Every estimate carries
+the rule that produced it, which the output prints.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Hashable
+
+from lockstudy.costmodel.powerlaw import FitError, PowerLaw, fit_power_law, scale_to_points
+from lockstudy.costmodel.settings import CostSettings
+from lockstudy.costmodel.table import CostRow
+
+Group = tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    rule: str  # how the value was obtained, for the output
+    fallback: bool = False  # True when the group had too few points of its own
+    extrapolated: bool = False  # True outside the sizes the fit saw
+
+
+@dataclass(frozen=True)
+class NoPrediction:
+    reason: str
+
+
+Prediction = Estimate | NoPrediction
+
+
+def group_name(group: Group) -> str:
+    return "/".join(str(part) for part in group)
+
+
+class GroupedLaw:
+    """One quantity: a power law per group, with the fallback rule for sparse groups."""
+
+    def __init__(
+        self,
+        label: str,
+        points: dict[Group, list[tuple[float, float]]],
+        neighbours: Callable[[Group], list[Group]],
+        min_points: int,
+    ) -> None:
+        self.label = label
+        self.points = points
+        self.neighbours = neighbours
+        self.min_points = min_points
+        self.laws: dict[Group, PowerLaw] = {}
+        for group, pairs in points.items():
+            if len(pairs) >= min_points:
+                try:
+                    self.laws[group] = fit_power_law([x for x, _ in pairs], [y for _, y in pairs])
+                except FitError:
+                    pass
+
+    def estimate(self, group: Group, cpus: int) -> Prediction:
+        name = group_name(group)
+        law = self.laws.get(group)
+        if law is not None:
+            outside = not law.x_min <= cpus <= law.x_max
+            note = f", extrapolated to {cpus} cpus" if outside else ""
+            return Estimate(law(cpus), f"{self.label} {name}: {law.describe()}{note}", extrapolated=outside)
+        pairs = self.points.get(group, [])
+        count = f"{len(pairs)} point(s) (a fit needs {self.min_points} at two or more sizes)"
+        at_size = [y for x, y in pairs if x == cpus]
+        if at_size and len(at_size) == len(pairs):
+            return Estimate(statistics.median(at_size), f"{self.label} {name}: {count}: the median of its {len(at_size)} point(s) at {cpus} cpus", fallback=True)
+        if pairs:
+            for neighbour in self.neighbours(group):
+                if neighbour in self.laws:
+                    law = scale_to_points(self.laws[neighbour], [x for x, _ in pairs], [y for _, y in pairs])
+                    outside = not law.x_min <= cpus <= law.x_max
+                    return Estimate(
+                        law(cpus),
+                        f"{self.label} {name}: {count}: {group_name(neighbour)}'s slope scaled to its point(s): {law.describe()}",
+                        fallback=True,
+                        extrapolated=outside,
+                    )
+        return NoPrediction(f"{self.label} {name}: {count}, and no neighbour group with a fit: no prediction")
+
+
+def _rows_by_source(rows: list[CostRow], settings: CostSettings, group_of: Callable[[CostRow], Group]) -> dict[Group, list[CostRow]]:
+    """Rows per group: the preferred source's rows where a group has any, else the stand-in source's."""
+    groups: dict[Group, list[CostRow]] = {}
+    for row in rows:
+        groups.setdefault(group_of(row), []).append(row)
+    chosen = {}
+    for group, members in groups.items():
+        preferred = [row for row in members if row.source == settings.preferred_source]
+        chosen[group] = preferred or [row for row in members if row.source == settings.stand_in_source]
+    return chosen
+
+
+def _points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool], group_of: Callable[[CostRow], Group],
+            value: Callable[[CostRow], float | None]) -> dict[Group, list[tuple[float, float]]]:  # fmt: skip
+    kept = [row for row in rows if keep(row) and value(row) is not None]
+    return {
+        group: [(float(row.cpus), float(value(row))) for row in members]  # type: ignore[arg-type]
+        for group, members in _rows_by_source(kept, settings, group_of).items()
+        if members
+    }
+
+
+def _trace_state(traced: bool) -> str:
+    return "traced" if traced else "untraced"
+
+
+def _rate_neighbours(group: Group) -> list[Group]:
+    machine, cpu_model, traced = group
+    other_model = "o3" if cpu_model == "timing" else "timing"
+    other_trace = "untraced" if traced == "traced" else "traced"
+    return [(machine, cpu_model, other_trace), (machine, other_model, traced), (machine, other_model, other_trace)]
+
+
+def _phase_neighbours(group: Group) -> list[Group]:
+    machine, phase = group
+    return [(machine, "boot" if phase == "restore" else "restore")]
+
+
+def _none(_group: Group) -> list[Group]:
+    return []
+
+
+@dataclass(frozen=True)
+class CostModel:
+    roi_rate: GroupedLaw  # host s per simulated ms of ROI
+    outside_roi: GroupedLaw  # host s of a restored run outside its ROI
+    boot: GroupedLaw  # host s of a boot to a checkpoint
+    memory: GroupedLaw  # peak resident MiB
+
+    @staticmethod
+    def fit(rows: list[CostRow], settings: CostSettings) -> "CostModel":
+        def restored(row: CostRow) -> bool:
+            return row.phase == "restore"
+
+        def booted(row: CostRow) -> bool:
+            return row.phase == "boot"
+
+        least = settings.min_points
+        return CostModel(
+            roi_rate=GroupedLaw(
+                "host s per simulated ms",
+                _points(rows, settings, restored, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced)), lambda r: r.roi_host_seconds_per_simulated_ms),
+                _rate_neighbours, least,
+            ),
+            outside_roi=GroupedLaw(
+                "host s outside the ROI", _points(rows, settings, restored, lambda r: (r.machine,), lambda r: r.outside_roi_host_seconds), _none, least
+            ),
+            boot=GroupedLaw("boot host s", _points(rows, settings, booted, lambda r: (r.machine,), lambda r: r.host_seconds), _none, least),
+            memory=GroupedLaw(
+                "peak MiB", _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), lambda r: r.peak_rss_mib), _phase_neighbours, least
+            ),
+        )  # fmt: skip
+
+    def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float) -> Prediction:
+        """Host seconds of a restored run: outside its ROI + host s per simulated ms x its ROI's ms."""
+        rate = self.roi_rate.estimate((machine, cpu_model, _trace_state(traced)), cpus)
+        if isinstance(rate, NoPrediction):
+            return rate
+        outside = self.outside_roi.estimate((machine,), cpus)
+        if isinstance(outside, NoPrediction):
+            return outside
+        return Estimate(
+            outside.value + rate.value * roi_simulated_ms,
+            f"{rate.rule}; {outside.rule}",
+            fallback=rate.fallback or outside.fallback,
+            extrapolated=rate.extrapolated or outside.extrapolated,
+        )
+
+    def boot_seconds(self, machine: str, cpus: int) -> Prediction:
+        return self.boot.estimate((machine,), cpus)
+
+    def peak_memory_mib(self, machine: str, cpus: int, phase: str) -> Prediction:
+        return self.memory.estimate((machine, phase), cpus)

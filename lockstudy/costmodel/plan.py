@@ -1,0 +1,165 @@
+"""What a campaign will cost: each run's predicted host time and memory, its Slurm request, the totals.
+
+A run's host time is its restored run's; the boot to its checkpoint is
+counted once per checkpoint, not per run. A run already done is not
+counted, nor is the boot of a checkpoint one of whose runs is done (that
+boot was paid; a rebuilt kernel would need it again, which the dry-run
+cannot see without the built artifacts).
+
+A Slurm array task may be the one that builds its checkpoint (the others
+wait for it), so its time covers the boot and the run; its memory the
+larger of the two. Each resource comes from the model with the margin of
+costmodel.toml [slurm], or, when the model cannot predict it, from the
+campaign file's explicit limit, which the output names.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from lockstudy.campaign.machines import machine_module
+from lockstudy.campaign.spec import Resources, RunSpec, digest
+from lockstudy.costmodel.model import CostModel, Estimate, NoPrediction, Prediction
+from lockstudy.costmodel.settings import SlurmMargin
+from lockstudy.costmodel.simulated import SimulatedTime
+
+SECONDS_PER_MINUTE = 60.0
+SECONDS_PER_HOUR = 3600.0
+MIB_PER_GIB = 1024.0
+
+
+@dataclass(frozen=True)
+class SlurmRequest:
+    """An array task's resources, and where each came from."""
+
+    time_minutes: int
+    memory_gb: int
+    host_cpus: int
+    time_from_model: bool
+    memory_from_model: bool
+
+    def resources(self) -> Resources:
+        return Resources(self.time_minutes, self.memory_gb, self.host_cpus)
+
+    def sources(self) -> str:
+        time = "model" if self.time_from_model else "campaign time_minutes"
+        memory = "model" if self.memory_from_model else "campaign memory_gb"
+        return f"time: {time}, memory: {memory}"
+
+
+@dataclass(frozen=True)
+class CheckpointCost:
+    key: str
+    machine: str
+    size: int
+    size_unit: str
+    cpus: int
+    kernel_build: str
+    boot: tuple[str, ...]
+    run_ids: list[str]
+    host_seconds: Prediction
+    peak_mib: Prediction
+    paid: bool  # one of its runs is done: the boot was paid
+
+
+@dataclass(frozen=True)
+class RunCost:
+    spec: RunSpec
+    cpus: int
+    done: bool
+    roi_ms: Prediction
+    host_seconds: Prediction
+    peak_mib: Prediction
+    checkpoint: CheckpointCost
+    slurm: SlurmRequest
+
+
+@dataclass(frozen=True)
+class CampaignCost:
+    runs: list[RunCost]
+    checkpoints: list[CheckpointCost]
+
+    def to_do(self) -> list[RunCost]:
+        return [run for run in self.runs if not run.done]
+
+    def unpaid_checkpoints(self) -> list[CheckpointCost]:
+        return [c for c in self.checkpoints if not c.paid and any(not r.done for r in self.runs if r.checkpoint.key == c.key)]
+
+    def host_seconds(self) -> float:
+        """Predicted host seconds of what is left: runs to do and boots not paid, each boot once."""
+        runs = sum(r.host_seconds.value for r in self.to_do() if isinstance(r.host_seconds, Estimate))
+        boots = sum(c.host_seconds.value for c in self.unpaid_checkpoints() if isinstance(c.host_seconds, Estimate))
+        return runs + boots
+
+    def core_seconds(self) -> float:
+        """Host seconds times the host CPUs each run and boot holds (its resources' host_cpus)."""
+        cpus_of = {r.checkpoint.key: r.spec.resources.host_cpus for r in self.runs}
+        runs = sum(r.host_seconds.value * r.spec.resources.host_cpus for r in self.to_do() if isinstance(r.host_seconds, Estimate))
+        boots = sum(c.host_seconds.value * cpus_of[c.key] for c in self.unpaid_checkpoints() if isinstance(c.host_seconds, Estimate))
+        return runs + boots
+
+    def unpredicted_runs(self) -> list[RunCost]:
+        return [r for r in self.to_do() if isinstance(r.host_seconds, NoPrediction)]
+
+    def unpredicted_checkpoints(self) -> list[CheckpointCost]:
+        return [c for c in self.unpaid_checkpoints() if isinstance(c.host_seconds, NoPrediction)]
+
+
+def cpus_of(spec: RunSpec) -> int:
+    """The simulated CPUs of a run (a NUMA machine's size is its nodes)."""
+    return int(machine_module().find_machine(spec.machine).instance(spec.size).num_cpus)
+
+
+def slurm_request(run_seconds: Prediction, boot_seconds: Prediction, run_peak: Prediction, boot_peak: Prediction,
+                  limits: Resources, margin: SlurmMargin) -> SlurmRequest:  # fmt: skip
+    """Model-derived time and memory with the margin; the campaign's limit for what the model cannot predict."""
+    time_known = isinstance(run_seconds, Estimate) and isinstance(boot_seconds, Estimate)
+    if time_known:
+        seconds = run_seconds.value + boot_seconds.value  # type: ignore[union-attr]
+        minutes = math.ceil(seconds / SECONDS_PER_MINUTE * margin.time_factor + margin.time_add_minutes)
+    else:
+        minutes = limits.time_minutes
+    memory_known = isinstance(run_peak, Estimate) and isinstance(boot_peak, Estimate)
+    if memory_known:
+        peak = max(run_peak.value, boot_peak.value)  # type: ignore[union-attr]
+        memory_gb = max(margin.min_memory_gb, math.ceil(peak * margin.memory_factor / MIB_PER_GIB))
+    else:
+        memory_gb = limits.memory_gb
+    return SlurmRequest(minutes, memory_gb, limits.host_cpus, time_known, memory_known)
+
+
+def campaign_cost(
+    specs: list[RunSpec], model: CostModel, simulated: SimulatedTime, margin: SlurmMargin, is_done: Callable[[RunSpec], bool]
+) -> CampaignCost:
+    groups: dict[str, list[RunSpec]] = {}
+    for spec in specs:
+        groups.setdefault(digest(spec.boot_identity()), []).append(spec)
+    done = {spec.run_id: is_done(spec) for spec in specs}
+    checkpoints: dict[str, CheckpointCost] = {}
+    for key, members in groups.items():
+        first = members[0]
+        cpus = cpus_of(first)
+        checkpoints[key] = CheckpointCost(
+            key, first.machine, first.size, first.size_unit, cpus, first.kernel_build, first.boot,
+            [s.run_id for s in members],
+            model.boot_seconds(first.machine, cpus),
+            model.peak_memory_mib(first.machine, cpus, "boot"),
+            any(done[s.run_id] for s in members),
+        )  # fmt: skip
+    runs = []
+    for spec in specs:
+        cpus = cpus_of(spec)
+        checkpoint = checkpoints[digest(spec.boot_identity())]
+        roi = simulated.roi_ms(spec.machine, cpus, spec.run, spec.cpu_model)
+        roi_value = roi.value if isinstance(roi, Estimate) else 0.0
+        seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi_value)
+        if isinstance(roi, NoPrediction) and isinstance(seconds, Estimate):
+            seconds = roi  # the host model could predict: what is missing is the ROI's length
+        peak = model.peak_memory_mib(spec.machine, cpus, "restore")
+        boot_seconds = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.host_seconds
+        boot_peak = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.peak_mib
+        request = slurm_request(seconds, boot_seconds, peak, boot_peak, spec.resources, margin)
+        runs.append(RunCost(spec, cpus, done[spec.run_id], roi, seconds, peak, checkpoint, request))
+    return CampaignCost(runs, list(checkpoints.values()))

@@ -1,0 +1,59 @@
+"""A power law value = a * x^b, fitted by least squares on log(value) against log(x).
+
+Host time per simulated ms, boot time and memory all grow with the
+simulated CPUs roughly as a power (more CPUs: more events per simulated
+ns, more state), so a straight line in log-log is the simplest model with
+a slope to extrapolate. Standard library only: run.sh may run on the
+system's Python.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+class FitError(ValueError):
+    """Too few or unusable points for a fit."""
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    coefficient: float  # a
+    exponent: float  # b
+    points: int
+    x_min: float
+    x_max: float
+
+    def __call__(self, x: float) -> float:
+        return self.coefficient * x**self.exponent
+
+    def scaled(self, factor: float) -> "PowerLaw":
+        return PowerLaw(self.coefficient * factor, self.exponent, self.points, self.x_min, self.x_max)
+
+    def describe(self) -> str:
+        return f"{self.coefficient:.4g} x cpus^{self.exponent:.3f} ({self.points} points, cpus {self.x_min:g}-{self.x_max:g})"
+
+
+def fit_power_law(xs: list[float], ys: list[float]) -> PowerLaw:
+    """The least-squares line through (log x, log y); FitError without two distinct positive x."""
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
+    if len({x for x, _ in pairs}) < 2:
+        raise FitError(f"{len(pairs)} positive point(s) at {len({x for x, _ in pairs})} size(s): a slope needs two sizes")
+    log_x = [math.log(x) for x, _ in pairs]
+    log_y = [math.log(y) for _, y in pairs]
+    mean_x = sum(log_x) / len(log_x)
+    mean_y = sum(log_y) / len(log_y)
+    spread = sum((u - mean_x) ** 2 for u in log_x)
+    slope = sum((u - mean_x) * (v - mean_y) for u, v in zip(log_x, log_y)) / spread
+    intercept = mean_y - slope * mean_x
+    return PowerLaw(math.exp(intercept), slope, len(pairs), min(x for x, _ in pairs), max(x for x, _ in pairs))
+
+
+def scale_to_points(law: PowerLaw, xs: list[float], ys: list[float]) -> PowerLaw:
+    """`law`'s slope through the given points: its coefficient times their geometric-mean ratio to it."""
+    ratios = [math.log(y / law(x)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
+    if not ratios:
+        raise FitError("no positive point to scale to")
+    scaled = law.scaled(math.exp(sum(ratios) / len(ratios)))
+    return PowerLaw(scaled.coefficient, scaled.exponent, len(ratios), min(xs), max(xs))

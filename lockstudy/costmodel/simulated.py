@@ -1,0 +1,145 @@
+"""How much guest time a run's region of interest (ROI) simulates, before it runs.
+
+gem5's host time is paid per simulated ms, so a run's cost needs its ROI's
+simulated time. In order:
+
+1. measured: runs of the same machine, size, run spec and CPU model in
+   runs.csv (its measured rows) or in a committed result table (costmodel.toml
+   [[simulated_time.measured_tables]]) took this long; gem5 is
+   deterministic, so the median of those is the answer;
+2. a window: testcases whose ROI is a window of guest time (kbench's
+   duration_ms, dbench's seconds) run that long, plus their set-up and
+   tear-down: the window times the ROI/window ratio measured for that
+   testcase on that machine at the nearest size, or the bare window when
+   none was measured;
+3. otherwise (iteration counts at a size never run) it is not known, and
+   the caller says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
+from lockstudy.costmodel.settings import CostSettings, MeasuredTable
+from lockstudy.costmodel.table import MS_PER_SECOND, CostRow
+from lockstudy.validation.problems import InputError, Problem
+
+MEASURED_TABLE_COLUMNS = ("run_id", "machine", "cpus", "run_spec", "roi_cpu", "sim_seconds")
+# provenance.json names a run's machine as "<file> sha256 <hash>".
+PROVENANCE_HASH_MARK = " sha256 "
+
+Key = tuple[str, int, str, str]  # machine, cpus, run spec, CPU model
+
+
+def window_items(run_spec: str) -> list[tuple[str, dict[str, str]]]:
+    """The (testcase, parameters) of each '+'-joined item of a run spec (grammar only)."""
+    items = []
+    for text in run_spec.split("+"):
+        name, _, args = text.partition(":")
+        params = dict(word.partition("=")[::2] for word in args.split(",") if word)
+        items.append((name, params))
+    return items
+
+
+def read_measured_table(table: MeasuredTable) -> list[tuple[Key, float]]:
+    """(machine, cpus, run spec, CPU model) and ROI ms of each run of a committed result table.
+
+    A run with several ROIs is their sum; a machine is renamed by its file's
+    hash (table.models_renamed) when the provenance names it."""
+    if not table.path.is_file():
+        return []
+    renamed: dict[str, str] = {}
+    if table.provenance is not None and table.provenance.is_file():
+        runs = json.loads(table.provenance.read_text()).get("runs", {})
+        for run_id, record in runs.items():
+            _, mark, sha = str(record.get("machine", "")).partition(PROVENANCE_HASH_MARK)
+            if mark and sha in table.models_renamed:
+                renamed[run_id] = table.models_renamed[sha]
+    per_run: dict[str, tuple[Key, float]] = {}
+    with open(table.path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [name for name in MEASURED_TABLE_COLUMNS if name not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(Problem(f"{table.path}:1", "header", "...", f"lacks column(s) {', '.join(missing)}").line())
+        for raw in reader:
+            try:
+                cpus, seconds = int(raw["cpus"]), float(raw["sim_seconds"])
+            except ValueError:
+                raise InputError(Problem(f"{table.path}:{reader.line_num}", "cpus/sim_seconds", f"{raw['cpus']}/{raw['sim_seconds']}",
+                                         "is not a number").line()) from None  # fmt: skip
+            machine = renamed.get(raw["run_id"], raw["machine"])
+            key = (machine, cpus, raw["run_spec"], raw["roi_cpu"])
+            previous = per_run.get(raw["run_id"], (key, 0.0))[1]
+            per_run[raw["run_id"]] = (key, previous + seconds * MS_PER_SECOND)
+    return list(per_run.values())
+
+
+@dataclass
+class SimulatedTime:
+    """Measured ROI times by (machine, cpus, run spec, CPU model), and the window rules."""
+
+    settings: CostSettings
+    measured: dict[Key, list[float]] = field(default_factory=dict)
+    sources: dict[Key, str] = field(default_factory=dict)
+
+    @staticmethod
+    def gather(rows: list[CostRow], settings: CostSettings) -> "SimulatedTime":
+        known = SimulatedTime(settings)
+        # Measured rows only: a closing note's ROI times were copied from the tables below.
+        for row in rows:
+            if row.source == settings.preferred_source and row.phase == "restore" and row.roi_simulated_ms:
+                known.add((row.machine, row.cpus, row.run_spec, row.cpu_model), row.roi_simulated_ms, "runs.csv")
+        for table in settings.measured_tables:
+            for key, ms in read_measured_table(table):
+                known.add(key, ms, table.path.name)
+        return known
+
+    def add(self, key: Key, ms: float, source: str) -> None:
+        self.measured.setdefault(key, []).append(ms)
+        self.sources.setdefault(key, source)
+
+    def roi_ms(self, machine: str, cpus: int, run_spec: str, cpu_model: str) -> Prediction:
+        key = (machine, cpus, run_spec, cpu_model)
+        if key in self.measured:
+            values = self.measured[key]
+            return Estimate(statistics.median(values), f"ROI measured: median of {len(values)} run(s) ({self.sources[key]})")
+        items = window_items(run_spec)
+        windows = [self.window_ms(testcase, params) for testcase, params in items]
+        if not all(w is not None for w in windows):
+            return NoPrediction(f"ROI time unknown: no measured run of {run_spec} on {machine} at {cpus} cpus ({cpu_model}), and not every testcase of it has a time window")
+        total = 0.0
+        rules = []
+        for (testcase, _), window in zip(items, windows):
+            ratio, where = self.overhead_ratio(machine, cpus, testcase)
+            total += window * ratio  # type: ignore[operator]
+            rules.append(f"{testcase} window {window:g} ms x {ratio:.3f} ({where})")
+        return Estimate(total, "ROI: " + "; ".join(rules), fallback=True)
+
+    def window_ms(self, testcase: str, params: dict[str, str]) -> float | None:
+        window = self.settings.windows.get(testcase)
+        if window is None or window.key not in params:
+            return None
+        try:
+            return float(params[window.key]) * window.ms_per_unit
+        except ValueError:
+            return None
+
+    def overhead_ratio(self, machine: str, cpus: int, testcase: str) -> tuple[float, str]:
+        """ROI over window, measured for this testcase on this machine at the nearest size (1.0 when never measured)."""
+        by_size: dict[int, list[float]] = {}
+        for (key_machine, key_cpus, spec, _model), values in self.measured.items():
+            items = window_items(spec)
+            if key_machine != machine or len(items) != 1 or items[0][0] != testcase:
+                continue
+            window = self.window_ms(*items[0])
+            if window:
+                by_size.setdefault(key_cpus, []).extend(value / window for value in values)
+        if not by_size:
+            return 1.0, f"no {testcase} ROI measured on {machine}: the bare window"
+        nearest = min(by_size, key=lambda size: (abs(math.log(size / cpus)), size))
+        return statistics.median(by_size[nearest]), f"ROI/window measured at {nearest} cpus"

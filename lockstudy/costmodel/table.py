@@ -1,0 +1,198 @@
+"""The measurement table results/costs/runs.csv: one row per measured gem5 process.
+
+A row is one gem5 process: a boot to a checkpoint (phase "boot", on the
+fast-forward CPU) or a run restored from one (phase "restore", the ROI on
+the detailed CPU). Its costs (host seconds, ROI host seconds and simulated
+ms, peak resident memory) come with what decides them (machine, CPUs,
+nodes, CPU model, trace) and its provenance (gem5 version, machine file
+hash, kernel build id, command). `source` says where a row comes from:
+"measured" (collected from a run folder) or "closing-note" (a figure an
+earlier session published in its closing note, `source_ref` quoting it);
+those stand in until measured rows exist and can then be dropped.
+
+A malformed table is refused with one line per problem, each naming the
+file, its line, the field and the value.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from lockstudy.validation.problems import InputError, Problem, shown
+
+SOURCES = ("measured", "closing-note")
+PHASES = ("boot", "restore")
+CPU_MODELS = ("atomic", "kvm", "timing", "o3")
+TRACES = ("off", "protocol", "classic")
+MS_PER_SECOND = 1000.0
+
+
+class CostTableError(InputError):
+    """runs.csv does not read: one line per problem, `file:line:field: value: what is wrong`."""
+
+
+@dataclass(frozen=True)
+class CostRow:
+    source: str
+    source_ref: str
+    run_id: str  # the campaign run, or the boot checkpoint's key; "" when a note does not name it
+    phase: str
+    machine: str
+    cpus: int
+    nodes: int
+    guest_memory_mib: float | None
+    cpu_model: str
+    trace: str
+    run_spec: str
+    host_seconds: float | None  # the whole gem5 process
+    roi_host_seconds: float | None
+    roi_simulated_ms: float | None
+    simulated_seconds: float | None  # the whole process
+    peak_rss_mib: float | None
+    host_cpu_model: str
+    host_cpu_count: int | None
+    host_load_1min: float | None  # the host's load as the process ended: other runs sharing its cores slow it
+    gem5_version: str
+    machine_sha256: str
+    kernel_build_id: str
+    command: str
+
+    @property
+    def traced(self) -> bool:
+        return self.trace != "off"
+
+    @property
+    def roi_host_seconds_per_simulated_ms(self) -> float | None:
+        if self.roi_host_seconds is None or not self.roi_simulated_ms:
+            return None
+        return self.roi_host_seconds / self.roi_simulated_ms
+
+    @property
+    def outside_roi_host_seconds(self) -> float | None:
+        """A restored run's host seconds outside its ROI: restoring, the guest's set-up, the exit."""
+        if self.host_seconds is None or self.roi_host_seconds is None:
+            return None
+        return max(0.0, self.host_seconds - self.roi_host_seconds)
+
+    def key(self) -> tuple[str, str, str, str, str, int, str]:
+        """What makes a row the same measurement: collecting again replaces it.
+
+        A closing note's rows have no run id; one note gives several sizes."""
+        return (self.source, self.source_ref, self.run_id, self.phase, self.machine, self.cpus, self.cpu_model)
+
+
+COLUMNS = [f.name for f in fields(CostRow)]
+REQUIRED_TEXT = {"source": SOURCES, "phase": PHASES, "cpu_model": CPU_MODELS, "trace": TRACES}
+INTEGER_FIELDS = {"cpus", "nodes", "host_cpu_count"}
+OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min"}
+
+
+def _parse_row(path: Path, line: int, raw: dict[str, str], problems: list[str]) -> CostRow | None:
+    where = f"{path}:{line}"
+    values: dict[str, object] = {}
+    before = len(problems)
+
+    def refuse(name: str, value: str, wrong: str, allowed: str = "") -> None:
+        problems.append(Problem(where, name, shown(value) if value else "(empty)", wrong, allowed).line())
+
+    for name in COLUMNS:
+        text = (raw.get(name) or "").strip()
+        if name in REQUIRED_TEXT:
+            if text not in REQUIRED_TEXT[name]:
+                refuse(name, text, "is not a choice", f"one of {', '.join(REQUIRED_TEXT[name])}")
+            values[name] = text
+        elif name in INTEGER_FIELDS:
+            if not text and name == "host_cpu_count":
+                values[name] = None
+                continue
+            if not text.isdigit() or int(text) < 1:
+                refuse(name, text, "is not a positive integer")
+            values[name] = int(text) if text.isdigit() else 0
+        elif name in OPTIONAL_NUMBERS:
+            if not text:
+                values[name] = None
+                continue
+            try:
+                number = float(text)
+            except ValueError:
+                number = -1.0
+            if not number >= 0 or number == float("inf"):
+                refuse(name, text, "is not a number of zero or more", "or empty when not known")
+            values[name] = number
+        else:
+            values[name] = text
+    if not values["machine"]:
+        refuse("machine", "", "is required")
+    if values["source"] == "measured" and values["host_seconds"] is None:
+        refuse("host_seconds", "", "is required in a measured row")
+    if len(problems) > before:
+        return None
+    return CostRow(**values)  # type: ignore[arg-type]
+
+
+def read_cost_table(path: Path) -> list[CostRow]:
+    """The rows of `path` (none when it does not exist); CostTableError naming every bad line and field."""
+    if not path.is_file():
+        return []
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return _read_rows(path, csv.DictReader(handle))
+    except UnicodeDecodeError as exc:
+        raise CostTableError(Problem(str(path), "", f"byte {exc.start}", "is not UTF-8 text").line()) from None
+    except csv.Error as exc:
+        raise CostTableError(Problem(str(path), "", shown(str(exc)), "is not CSV").line()) from None
+
+
+def _read_rows(path: Path, reader: csv.DictReader) -> list[CostRow]:  # type: ignore[type-arg]
+    header = reader.fieldnames or []
+    missing = [name for name in COLUMNS if name not in header]
+    if missing:
+        raise CostTableError(Problem(f"{path}:1", "header", shown(",".join(header)) if header else "(empty)", f"lacks column(s) {', '.join(missing)}").line())
+    problems: list[str] = []
+    rows: list[CostRow] = []
+    for raw in reader:
+        if None in raw:
+            extra = len(raw[None])  # type: ignore[index]
+            problems.append(Problem(f"{path}:{reader.line_num}", "", f"{len(header) + extra} fields", f"has more fields than the header's {len(header)}").line())
+            continue
+        row = _parse_row(path, reader.line_num, raw, problems)
+        if row is not None:
+            rows.append(row)
+    if problems:
+        raise CostTableError.of(problems)
+    return rows
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.1f}"
+    return str(value)
+
+
+def sorted_rows(rows: list[CostRow]) -> list[CostRow]:
+    return sorted(rows, key=lambda r: (r.source, r.machine, r.phase, r.cpus, r.cpu_model, r.trace, r.run_spec, r.run_id, r.source_ref))
+
+
+def write_cost_table(path: Path, rows: list[CostRow]) -> None:
+    """The table, sorted, rewritten whole (a header alone when there is no row)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for row in sorted_rows(rows):
+            data = asdict(row)
+            writer.writerow([_cell(data[name]) for name in COLUMNS])
+    temporary.replace(path)
+
+
+def merged(old: list[CostRow], new: list[CostRow]) -> list[CostRow]:
+    """`old` with every row of `new` added, replacing a row of the same measurement."""
+    by_key = {row.key(): row for row in old}
+    for row in new:
+        by_key[row.key()] = row
+    return list(by_key.values())

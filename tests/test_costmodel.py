@@ -1,0 +1,167 @@
+"""The cost model: fits, fallbacks, leave-one-out, the table's checks, Slurm resources."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from costmodel_rows import BOOT, MEMORY, OUTSIDE, RATE, ROI_MS, law, power_law_rows, row
+from lockstudy.campaign.spec import Resources
+from lockstudy.costmodel.check import leave_one_out, median_abs_percent_error
+from lockstudy.costmodel.model import CostModel, Estimate, NoPrediction
+from lockstudy.costmodel.plan import slurm_request
+from lockstudy.costmodel.powerlaw import fit_power_law
+from lockstudy.costmodel.settings import MeasuredTable, SlurmMargin, load_settings
+from lockstudy.costmodel.simulated import SimulatedTime
+from lockstudy.costmodel.table import COLUMNS, CostTableError, read_cost_table, write_cost_table
+
+SPEC = "kbench:variant=tas,duration_ms=20"
+
+
+@pytest.fixture()
+def settings():  # type: ignore[no-untyped-def]
+    return load_settings()
+
+
+def test_a_synthetic_table_reproduces_its_power_laws(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    table = tmp_path / "runs.csv"
+    write_cost_table(table, power_law_rows(SPEC))
+    model = CostModel.fit(read_cost_table(table), settings)  # through the CSV, as the commands read it
+    for laws, group, (coefficient, exponent) in (
+        (model.roi_rate, ("piii-smp", "timing", "untraced"), RATE),
+        (model.outside_roi, ("piii-smp",), OUTSIDE),
+        (model.boot, ("piii-smp",), BOOT),
+        (model.memory, ("piii-smp", "restore"), MEMORY),
+    ):
+        fitted = laws.laws[group]
+        assert fitted.coefficient == pytest.approx(coefficient, rel=1e-4), laws.label
+        assert fitted.exponent == pytest.approx(exponent, rel=1e-4), laws.label
+    predicted = model.restored_run_seconds("piii-smp", 16, "timing", False, ROI_MS)
+    assert isinstance(predicted, Estimate) and predicted.extrapolated and not predicted.fallback
+    assert predicted.value == pytest.approx(law(OUTSIDE, 16) + law(RATE, 16) * ROI_MS, rel=1e-4)
+
+
+def test_the_fit_is_least_squares_in_log_log() -> None:
+    xs, ys = [1.0, 2.0, 4.0, 8.0, 16.0], [3.0, 5.5, 12.0, 20.0, 47.0]
+    slope, intercept = np.polyfit(np.log(xs), np.log(ys), 1)
+    fitted = fit_power_law(xs, ys)
+    assert fitted.exponent == pytest.approx(slope) and fitted.coefficient == pytest.approx(math.exp(intercept))
+
+
+def test_leave_one_out_on_a_known_example(settings) -> None:  # type: ignore[no-untyped-def]
+    boots = [(1, 100.0), (2, 200.0), (4, 400.0), (8, 1000.0)]
+    rows = [row("boot", cpus, seconds, cpu_model="atomic") for cpus, seconds in boots]
+    checked = leave_one_out(rows, settings)
+    expected_errors = []
+    for left_out, (cpus, seconds) in enumerate(boots):
+        others = [pair for index, pair in enumerate(boots) if index != left_out]
+        slope, intercept = np.polyfit(np.log([c for c, _ in others]), np.log([s for _, s in others]), 1)
+        expected_errors.append(abs(math.exp(intercept) * cpus**slope - seconds) / seconds * 100)
+    assert [c.error_percent for c in checked] == pytest.approx(expected_errors)
+    # Left out, the 8-cpu boot is predicted by the exact line 100 x cpus: 800 for 1000, 20 % off.
+    assert checked[3].error_percent == pytest.approx(20.0)
+    assert median_abs_percent_error(checked) == pytest.approx(float(np.median(expected_errors)))
+
+
+def test_a_group_with_too_few_points_borrows_its_neighbours_slope_and_says_so(settings) -> None:  # type: ignore[no-untyped-def]
+    rows = power_law_rows(SPEC)
+    # Two traced runs, each 5x the untraced rate: too few for a fit of their own.
+    for cpus in (2, 4):
+        roi_host = 5 * law(RATE, cpus) * ROI_MS
+        rows.append(row("restore", cpus, law(OUTSIDE, cpus) + roi_host, trace="protocol", run_spec=SPEC,
+                        roi_host_seconds=roi_host, roi_simulated_ms=ROI_MS, run_id=f"traced{cpus}"))  # fmt: skip
+    model = CostModel.fit(rows, settings)
+    traced = model.roi_rate.estimate(("piii-smp", "timing", "traced"), 8)
+    assert isinstance(traced, Estimate) and traced.fallback
+    assert traced.value == pytest.approx(5 * law(RATE, 8), rel=1e-6)
+    assert "2 point(s) (a fit needs 3 at two or more sizes)" in traced.rule
+    assert "piii-smp/timing/untraced's slope scaled" in traced.rule
+    # No point and no neighbour with a fit: no prediction, and the reason names the group.
+    missing = model.boot_seconds("altix-numa", 4)
+    assert isinstance(missing, NoPrediction)
+    assert missing.reason == "boot host s altix-numa: 0 point(s) (a fit needs 3 at two or more sizes), and no neighbour group with a fit: no prediction"
+
+
+def test_closing_note_rows_stand_in_only_until_measured_rows_exist(settings) -> None:  # type: ignore[no-untyped-def]
+    note_rows = [row("boot", cpus, 10 * law(BOOT, cpus), cpu_model="atomic", source="closing-note") for cpus in (1, 2, 4)]
+    alone = CostModel.fit(note_rows, settings).boot_seconds("piii-smp", 2)
+    assert isinstance(alone, Estimate) and alone.value == pytest.approx(10 * law(BOOT, 2))
+    both = CostModel.fit(note_rows + power_law_rows(SPEC), settings).boot_seconds("piii-smp", 2)
+    assert isinstance(both, Estimate) and both.value == pytest.approx(law(BOOT, 2))
+
+
+def test_slurm_resources_are_the_prediction_with_the_margin() -> None:
+    margin = SlurmMargin(time_factor=1.5, time_add_minutes=10, memory_factor=1.25, min_memory_gb=1)
+    limits = Resources(time_minutes=240, memory_gb=6, host_cpus=1)
+    request = slurm_request(Estimate(3000.0, "run"), Estimate(600.0, "boot"), Estimate(2000.0, "run"), Estimate(1500.0, "boot"), limits, margin)
+    # (3000 + 600) s = 60 min; x 1.5 + 10 = 100 min. max(2000, 1500) MiB x 1.25 = 2.44 GiB -> 3.
+    assert (request.time_minutes, request.memory_gb, request.host_cpus) == (100, 3, 1)
+    assert request.time_from_model and request.memory_from_model
+    unknown = slurm_request(NoPrediction("no rows"), Estimate(600.0, "boot"), Estimate(2000.0, "run"), NoPrediction("no rows"), limits, margin)
+    assert (unknown.time_minutes, unknown.memory_gb) == (240, 6)
+    assert unknown.sources() == "time: campaign time_minutes, memory: campaign memory_gb"
+
+
+def test_a_malformed_table_is_refused_with_file_line_and_field(tmp_path: Path) -> None:
+    table = tmp_path / "runs.csv"
+    write_cost_table(table, power_law_rows(SPEC, sizes=(1, 2)))
+    lines = table.read_text().splitlines()
+    cells = lines[2].split(",")
+    cells[COLUMNS.index("cpus")] = "x"
+    cells[COLUMNS.index("phase")] = "reboot"
+    lines[2] = ",".join(cells)
+    table.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CostTableError) as refused:
+        read_cost_table(table)
+    assert str(refused.value).splitlines() == [
+        f"{table}:3:phase: reboot: is not a choice (one of boot, restore)",
+        f"{table}:3:cpus: x: is not a positive integer",
+    ]
+
+
+def test_a_table_without_a_column_is_refused_in_one_line(tmp_path: Path) -> None:
+    table = tmp_path / "runs.csv"
+    table.write_text("source,phase\nmeasured,boot\n")
+    with pytest.raises(CostTableError) as refused:
+        read_cost_table(table)
+    assert len(str(refused.value).splitlines()) == 1
+    assert str(refused.value).startswith(f"{table}:1:header: source,phase: lacks column(s) source_ref, run_id")
+
+
+def test_a_runs_roi_time_is_measured_or_its_window_times_the_measured_overhead(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text(
+        "run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n"
+        "r1,piii-smp,4,\"kbench:variant=tas,duration_ms=20\",timing,0.022\n"
+        "r2,altix-numa,4,\"kbench:variant=tas,duration_ms=20\",timing,0.030\n"
+        "r3,piii-smp,2,\"pft:threads=2,mb=4\",timing,0.011\n"
+    )
+    provenance = tmp_path / "provenance.json"
+    provenance.write_text(json.dumps({"runs": {"r2": {"machine": "altix-numa.toml sha256 0ld"}}}))
+    table = MeasuredTable(metrics, provenance, {"0ld": "altix-numa-interleaved"})
+    known = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[table]))
+    measured = known.roi_ms("piii-smp", 2, "pft:threads=2,mb=4", "timing")
+    assert isinstance(measured, Estimate) and measured.value == pytest.approx(11.0)
+    # kbench at 8 cpus: 40 ms x the ROI/window measured at the nearest size (22 / 20 at 4 cpus).
+    window = known.roi_ms("piii-smp", 8, "kbench:variant=ticket,duration_ms=40", "timing")
+    assert isinstance(window, Estimate) and window.value == pytest.approx(44.0)
+    assert "kbench window 40 ms x 1.100 (ROI/window measured at 4 cpus)" in window.rule
+    # The run on the renamed model does not count for today's altix-numa: the bare window.
+    bare = known.roi_ms("altix-numa", 4, "kbench:variant=tas,duration_ms=20", "timing")
+    assert isinstance(bare, Estimate) and bare.value == pytest.approx(20.0) and "the bare window" in bare.rule
+    unknown = known.roi_ms("piii-smp", 4, "pft:threads=4,mb=4", "timing")
+    assert isinstance(unknown, NoPrediction) and "pft:threads=4,mb=4" in unknown.reason
+
+
+def test_a_group_measured_at_one_size_predicts_that_size_only(settings) -> None:  # type: ignore[no-untyped-def]
+    rows = [row("boot", 4, seconds, cpu_model="atomic", run_id=f"b{seconds}") for seconds in (300.0, 320.0, 400.0)]
+    model = CostModel.fit(rows, settings)
+    same = model.boot_seconds("piii-smp", 4)
+    assert isinstance(same, Estimate) and same.value == pytest.approx(320.0) and same.fallback
+    assert "the median of its 3 point(s) at 4 cpus" in same.rule
+    assert isinstance(model.boot_seconds("piii-smp", 8), NoPrediction)  # no slope to carry it to another size

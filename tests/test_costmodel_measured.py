@@ -1,0 +1,74 @@
+"""What a run records for the cost model: a gem5 process's host seconds and peak resident memory."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from lockstudy.campaign.measured import run_measured
+
+ALLOCATED_MIB = 120
+
+
+def test_peak_memory_is_the_childs_high_water_mark_and_its_status_is_kept(tmp_path: Path) -> None:
+    # The child touches ALLOCATED_MIB, frees it and exits non-zero: the peak
+    # is still seen (the kernel keeps it), and the status is the child's.
+    program = f"x = bytearray({ALLOCATED_MIB} * 1024 * 1024); del x; print('done'); raise SystemExit(3)"
+    measured = run_measured([sys.executable, "-c", program], tmp_path / "child.log")
+    assert measured.returncode == 3
+    assert ALLOCATED_MIB <= measured.peak_rss_mib < ALLOCATED_MIB * 3
+    assert measured.host_seconds > 0
+    assert (tmp_path / "child.log").read_text().strip() == "done"
+
+
+def test_each_child_is_measured_on_its_own(tmp_path: Path) -> None:
+    """A large child measured first does not make a small one look large (RUSAGE_CHILDREN would)."""
+    run_measured([sys.executable, "-c", f"x = bytearray({ALLOCATED_MIB} * 1024 * 1024)"], tmp_path / "big.log")
+    small = run_measured([sys.executable, "-c", "pass"], tmp_path / "small.log")
+    assert small.returncode == 0
+    assert small.peak_rss_mib < ALLOCATED_MIB
+
+
+FAKE_GEM5 = f"""\
+import json, sys
+from pathlib import Path
+args = sys.argv[1:]
+out = Path(args[args.index("--outdir") + 1])
+out.mkdir(parents=True, exist_ok=True)
+held = bytearray({ALLOCATED_MIB} * 1024 * 1024)
+if "--checkpoint-out" in args:
+    Path(args[args.index("--checkpoint-out") + 1]).mkdir(parents=True)
+(out / "result.json").write_text(json.dumps({{"status": "ok", "reason": ""}}))
+"""
+
+
+def test_the_gem5_backend_records_each_processes_costs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A boot's costs go into its checkpoint's record and the run's result; a run on that checkpoint has only its own."""
+    from lockstudy.campaign import artifacts, gem5_backend
+    from lockstudy.campaign.loader import load_campaign
+    from lockstudy.gem5 import Gem5Info
+    from lockstudy.paths import ROOT
+
+    fake = tmp_path / "gem5"
+    fake.write_text(f"#!{sys.executable}\n" + FAKE_GEM5)
+    fake.chmod(0o755)
+    monkeypatch.setattr(gem5_backend, "gem5_for_machine", lambda machine: Gem5Info(fake, "24.0.0.1", {}))
+    stand_in = artifacts.Artifact(tmp_path / "artifact", "id")
+    monkeypatch.setattr(artifacts, "kernel", lambda build, kind: stand_in)
+    monkeypatch.setattr(artifacts, "disk_image", lambda: stand_in)
+    first, second = load_campaign(ROOT / "campaigns" / "smoke.toml").runs[:2]  # same size: one checkpoint
+    campaign_dir = tmp_path / "campaign"
+    outcomes = []
+    for spec in (first, second):
+        out = campaign_dir / "runs" / spec.run_id / "out"
+        out.mkdir(parents=True)
+        outcomes.append(gem5_backend.Gem5Backend().run(spec, out, campaign_dir))
+    built, reused = (outcome.details["costs"] for outcome in outcomes)
+    assert [outcome.status for outcome in outcomes] == ["ok", "ok"]
+    assert built["run"]["peak_rss_mib"] >= ALLOCATED_MIB and built["run"]["host_seconds"] > 0
+    assert built["checkpoint_built"]["peak_rss_mib"] >= ALLOCATED_MIB
+    assert reused["checkpoint_built"] is None
+    assert set(built["run"]) == {"host_seconds", "peak_rss_mib", "host_cpu_model", "host_cpu_count", "host_load_1min"}
+    (record,) = (campaign_dir / "checkpoints").glob("*.json")
+    assert json.loads(record.read_text())["costs"] == built["checkpoint_built"]
