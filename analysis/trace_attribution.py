@@ -99,13 +99,4 @@ def attribute(job: TraceJob) -> Attribution:
 
 def attribute_all(jobs: list[TraceJob], processes: int | None = None) -> dict[str, Attribution]:
     """job.key -> its attribution: cached ones as they are, the others read by a process pool."""
-    out: dict[str, Attribution] = {}
-    to_read = []
-    for job in jobs:
-        found = cached(job)
-        if found is None:
-            to_read.append(job)
-        else:
-            out[job.key] = found
-    out.update(zip((job.key for job in to_read), trace_cache.read_all(attribute, to_read, lambda job: job.trace, "attributed", len(out), processes)))
-    return out
+    return trace_cache.cached_or_read(jobs, lambda job: job.key, cached, attribute, lambda job: job.trace, "attributed", processes)

@@ -104,3 +104,25 @@ def read_all(read: Callable[[Job], Result], jobs: list[Job], trace_of: Callable[
     for index, result in zip(order, results):
         out[index] = result
     return [result for result in out if result is not None]
+
+
+def cached_or_read(
+    jobs: list[Job],
+    key_of: Callable[[Job], str],
+    cached: Callable[[Job], Result | None],
+    read: Callable[[Job], Result],
+    trace_of: Callable[[Job], Path],
+    what: str,
+    processes: int | None = None,
+) -> dict[str, Result]:
+    """key -> result for every job: the cache's where it holds one, the others read by `read_all`."""
+    out: dict[str, Result] = {}
+    to_read: list[Job] = []
+    for job in jobs:
+        found = cached(job)
+        if found is None:
+            to_read.append(job)
+        else:
+            out[key_of(job)] = found
+    out.update(zip((key_of(job) for job in to_read), read_all(read, to_read, trace_of, what, len(out), processes)))
+    return out

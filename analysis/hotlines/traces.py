@@ -110,13 +110,4 @@ def profile_job(job: HotlineJob) -> list[RoiProfile]:
 
 def profile_all(jobs: list[HotlineJob], processes: int | None = None) -> dict[str, list[RoiProfile]]:
     """job.key -> its ROIs' profiles: cached ones as they are, the others read by a process pool."""
-    out: dict[str, list[RoiProfile]] = {}
-    to_read = []
-    for job in jobs:
-        found = cached(job)
-        if found is None:
-            to_read.append(job)
-        else:
-            out[job.key] = found
-    out.update(zip((job.key for job in to_read), trace_cache.read_all(profile_job, to_read, lambda job: job.trace, "profiled", len(out), processes)))
-    return out
+    return trace_cache.cached_or_read(jobs, lambda job: job.key, cached, profile_job, lambda job: job.trace, "profiled", processes)
