@@ -8,11 +8,10 @@ from pathlib import Path
 
 from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, messages_in
 from analysis.handoff_chart.cpu_requests import cpu_requests
-from analysis.handoff_chart.errors import HandoffInputError
 from analysis.handoff_chart.handoff_finder import Handoff, find_handoffs, pick_handoff
 from analysis.handoff_chart.messages import reconstruct
 from analysis.handoff_chart.protocol_rules import load_rules, rules_file
-from analysis.handoff_chart.run_input import RUBY, line_events, open_run
+from analysis.handoff_chart.run_input import line_events, open_run
 from analysis.handoff_chart.text_chart import render_text
 from analysis.handoff_chart.topology import ruby_topology
 from lockstudy.paths import ROOT
@@ -21,10 +20,6 @@ DEFAULT_OUT = "handoff-charts"  # inside the run folder
 # A CPU at 1 GHz when config.json gives no clock: only the locked-RMW pairing uses it.
 FALLBACK_CYCLE_TICKS = 1000
 SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-CLASSIC_NOT_YET = (
-    "is a classic-memory machine (piii-smp): its hand-offs are charted from Ruby's ProtocolTrace only, "
-    "and the classic trace (--trace classic: Cache, CoherentXBar, SnoopFilter debug lines) is not read yet"
-)
 
 
 @dataclass(frozen=True)
@@ -38,9 +33,7 @@ class DrawnChart:
 
 def chart_for(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None) -> tuple[Chart, Handoff, int, str]:
     run = open_run(run_dir, lock_name)
-    if run.machine.hierarchy != RUBY or not run.machine.ruby_protocol:
-        raise HandoffInputError(f"{run_dir} {CLASSIC_NOT_YET}")
-    rules = load_rules(run.machine.ruby_protocol)
+    rules = load_rules(str(run.machine.ruby_protocol))
     events = line_events(run)
     cycle = round(run.machine.ticks_per_second / run.machine.cpu_clock_hz) if run.machine.cpu_clock_hz else FALLBACK_CYCLE_TICKS
     requests = cpu_requests(events, cycle)

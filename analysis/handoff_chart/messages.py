@@ -43,6 +43,7 @@ class Transition:
     event: str
     before: str
     after: str
+    comment: str = ""
 
     @property
     def states(self) -> str:
@@ -79,7 +80,7 @@ def transitions(events: list[Event]) -> list[Transition]:
         if event.machine == SEQUENCER:
             continue
         before, _, after = event.transition.partition(">")
-        out.append(Transition(order, event.tick, Controller(event.machine, event.version), event.event, before, after))
+        out.append(Transition(order, event.tick, Controller(event.machine, event.version), event.event, before, after, event.comment))
     return out
 
 
@@ -115,12 +116,14 @@ class _Pairer:
             ):
                 self.sends[number].append(by_kind.setdefault(rule.kind, _Send(transition)))
 
-    def pair(self, rule: MessageRule, receiver: Controller) -> Transition | None:
+    def pair(self, rule: MessageRule, arrival: Transition) -> Transition | None:
         number = self.rules.messages.index(rule)
+        named = rule.sender_named_by(arrival.comment)
         usable = [
             send for send in self.sends[number]
-            if send.transition.controller != receiver
+            if send.transition.controller != arrival.controller
             and (rule.pairing == "shared" or not send.paired)
+            and named in (None, send.transition.controller.machine)
         ]  # fmt: skip
         if not usable:
             return None
@@ -151,7 +154,7 @@ def reconstruct(events: list[Event], rules: ProtocolRules) -> Reconstruction:
             if rule is None:
                 result.unknown.append(transition)
             else:
-                send = pairer.pair(rule, transition.controller)
+                send = pairer.pair(rule, transition)
                 result.messages.append(Message(rule.label, rule.kind, transition.controller, transition, send, waits))
                 if waits:
                     queue.append(_Waiting(event))

@@ -10,6 +10,7 @@ the transitions of the sending controllers whose actions enqueue it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -63,6 +64,11 @@ class MessageRule:
     sent_on: tuple[SendPattern, ...]
     pairing: str
     other_instance: bool
+    comment_senders: tuple[tuple[re.Pattern[str], str], ...] = ()
+
+    def sender_named_by(self, comment: str) -> str | None:
+        """The sending machine the arrival's comment names, if a `comment_senders` pattern matches it."""
+        return next((machine for pattern, machine in self.comment_senders if pattern.search(comment)), None)
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,16 @@ def _message(entry: dict[str, Any], where: str) -> MessageRule:
     other = entry.get("other_instance", False)
     if not isinstance(other, bool):
         raise ProtocolRulesError(f"{where}.other_instance: {other!r} is not true or false")
+    comment_senders = []
+    for n, item in enumerate(entry.get("comment_senders", [])):
+        here = f"{where}.comment_senders[{n}]"
+        if not isinstance(item, dict):
+            raise ProtocolRulesError(f"{here}: not a table")
+        try:
+            pattern = re.compile(_text(item, "pattern", here))
+        except re.error as exc:
+            raise ProtocolRulesError(f"{here}.pattern: {exc}") from None
+        comment_senders.append((pattern, _text(item, "from", here)))
     return MessageRule(
         label=_text(entry, "label", where),
         kind=_text(entry, "kind", where),
@@ -129,6 +145,7 @@ def _message(entry: dict[str, Any], where: str) -> MessageRule:
         sent_on=tuple(SendPattern.parse(text, f"{where}.sent_on") for text in _strings(entry, "sent_on", where)),
         pairing=pairing,
         other_instance=other,
+        comment_senders=tuple(comment_senders),
     )
 
 

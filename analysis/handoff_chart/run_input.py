@@ -27,8 +27,12 @@ CONFIG_FILE = "config.json"
 CAMPAIGN_OUTPUT = "out"  # a campaign's run folder keeps run.py's outputs here (lockstudy/campaign/worker.py)
 RUBY = "ruby"
 HOW_TO_TRACE = (
-    "trace one with gem5-configs/run.py --trace protocol (Ruby machines: altix-numa, altix-numa-interleaved) "
-    "or --trace classic (piii-smp), or trace = \"protocol\" in the campaign's [[study]]"
+    "trace one with gem5-configs/run.py --trace protocol, or trace = \"protocol\" in the campaign's [[study]] "
+    "(Ruby machines: altix-numa, altix-numa-interleaved)"
+)
+CLASSIC_NOT_YET = (
+    "is a classic-memory machine (piii-smp): hand-offs are charted from Ruby's ProtocolTrace only; "
+    "its classic trace (--trace classic: Cache, CoherentXBar, SnoopFilter debug lines) is not read yet"
 )
 LISTED_LOCKS_MAX = 12  # a registry can be long; the message stays one readable line
 
@@ -47,7 +51,7 @@ class TracedRun:
     @property
     def machine_name(self) -> str:
         return str(self.result.get("provenance", {}).get("machine", {}).get("name")
-                   or self.result.get("checkpoint", {}).get("machine") or "?")  # fmt: skip
+                   or self.result.get("checkpoint", {}).get("machine") or "machine not recorded")  # fmt: skip
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -86,6 +90,8 @@ def open_run(run_dir: Path, lock_name: str) -> TracedRun:
         machine = machine_facts(config, str(folder / CONFIG_FILE))
     except ConfigError as exc:
         raise HandoffInputError(str(exc)) from None
+    if machine.hierarchy != RUBY or not machine.ruby_protocol:
+        raise HandoffInputError(f"{run_dir} {CLASSIC_NOT_YET}")
     trace = folder / TRACE_FILE
     if not trace.is_file():
         raise HandoffInputError(f"{run_dir}: no {TRACE_FILE}: this run was not traced; {HOW_TO_TRACE}")
