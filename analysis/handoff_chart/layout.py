@@ -43,6 +43,7 @@ MARK_RADIUS = 4
 CROSSING_RADIUS = 3.5
 CROSSING_DROP = 6  # the crossing's dot sits this far under the arrow's line
 TEXT_PAD = 3  # between a line and the text beside it
+LABEL_LIFT = 6  # an arrow's label sits this far above it: its background box clears the line
 NOTE_WRAP_CHARS = 150
 
 INK = "#222222"
@@ -132,7 +133,7 @@ def _arrow(chart: Chart, row: Arrow, y: float, out: dict[str, list]) -> None:
     rightward = head_x > tail_x
     out["lines"].append(Line(tail_x, y, head_x, y, color, width, dashed=row.waited, head=True))
     out["dots"].append(Dot(tail_x, y, MARK_RADIUS / 2, color))
-    out["texts"].append(Text((tail_x + head_x) / 2, y - TEXT_PAD, row.label, LABEL_SIZE, "middle", color, bold=True))
+    out["texts"].append(Text((tail_x + head_x) / 2, y - LABEL_LIFT, row.label, LABEL_SIZE, "middle", color, bold=True, boxed=True))
     below = y + STATE_SIZE + TEXT_PAD
     toward = 1 if rightward else -1
     out["texts"].append(Text(tail_x + toward * TEXT_PAD, below, row.sender_states, STATE_SIZE, "start" if rightward else "end", MUTED))
