@@ -132,6 +132,19 @@ class TraceWriter:
         self.wait(STEP * 10)
 
 
+    def read_from_bank(self, reader: int) -> None:
+        """A read miss on a line the bank holds shared: GETS, DATA from the bank."""
+        self.wait()
+        self.begin(reader, "LD")
+        self.wait(CYCLE_TICKS)
+        self.line(reader, L1, "Load", "I>IS")
+        self.wait()
+        self.line(0, L2, "L1_GETS", "SS>SS")
+        self.wait()
+        self.done(reader)
+        self.line(reader, L1, "Data_all_Acks", "IS>S")
+
+
 def three_tas_handoffs() -> list[str]:
     trace = TraceWriter()
     trace.release_shared(0, [1, 2])  # hand-off 0: CPU0 to CPU1
@@ -145,6 +158,18 @@ def three_tas_handoffs() -> list[str]:
     trace.spin_read(0, owner=2)
     trace.acquire_xchg(0, sharer=2)
     trace.release_owned(0)
+    return trace.lines
+
+
+def two_ticket_handoffs() -> list[str]:
+    """A ticket lock: both waiters took their tickets before the trace; after a release they only read."""
+    trace = TraceWriter()
+    trace.release_shared(0, [1, 2])  # hand-off 0: CPU0 to CPU1, whose read then shows its turn
+    trace.spin_read(1, owner=0)
+    trace.read_from_bank(2)  # not CPU2's turn yet
+    trace.release_shared(1, [0, 2])  # hand-off 1: CPU1 to CPU2
+    trace.spin_read(2, owner=1)
+    trace.release_shared(2, [1])
     return trace.lines
 
 
@@ -287,6 +312,24 @@ def test_no_two_texts_of_the_drawing_overlap(tas_run: Path) -> None:
     boxes = [text.box() for text in layout_chart(chart).texts]
     clashes = [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes)) if _overlaps(boxes[i], boxes[j])]
     assert not clashes
+
+
+def test_a_ticket_waiter_acquires_with_its_first_read_after_the_release(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "ticket-3", two_ticket_handoffs())
+    chart, handoff, count, _how = chart_for(run, LOCK_NAME, index=0)
+    assert count == 2 and (handoff.releaser, handoff.acquirer, handoff.acquire.kind) == (0, 1, "load")
+    assert chart.message_list() == HANDOFF_0[:7] + [("GETS", cpu(1), HOME), ("FWD_GETS", HOME, cpu(0)), ("DATA", cpu(0), cpu(1))]
+    assert "acquire done: load to 0x1000" in render_text(chart)
+    _chart, second, _count, _how = chart_for(run, LOCK_NAME, index=1)
+    assert (second.releaser, second.acquirer, second.acquire.kind) == (1, 2, "load")
+
+
+def test_a_lock_without_handoffs_says_so(tmp_path: Path) -> None:
+    trace = TraceWriter()
+    trace.release_shared(0, [1])
+    run = write_run(tmp_path / "one-release", trace.lines)
+    with pytest.raises(HandoffInputError, match=r"^no hand-off of lock 'bench:lock' \(.*roi\.trace\.gz\) in the trace"):
+        chart_for(run, LOCK_NAME)
 
 
 def test_a_junk_trace_line_names_the_file_and_line(tmp_path: Path) -> None:

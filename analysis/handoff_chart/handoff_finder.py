@@ -102,10 +102,10 @@ def median_handoff(handoffs: list[Handoff], message_counts: list[int]) -> Handof
     return handoffs[order[(len(order) - 1) // 2]]
 
 
-def pick_handoff(handoffs: list[Handoff], message_counts: list[int], index: int | None, tick: int | None) -> Handoff:
-    """The hand-off asked for (by index, or the one under `tick`), else the median one."""
+def pick_handoff(handoffs: list[Handoff], message_counts: list[int], index: int | None, tick: int | None, what: str = "this lock") -> Handoff:
+    """The hand-off asked for (by index, or the one under `tick`), else the median one; `what` names the lock for errors."""
     if not handoffs:
-        raise HandoffInputError("no hand-off of this lock in the trace (no release by one CPU followed by another CPU's acquire)")
+        raise HandoffInputError(f"no hand-off of {what} in the trace (no release by one CPU followed by another CPU's acquire)")
     if index is not None:
         if not 0 <= index < len(handoffs):
             raise HandoffInputError(f"--index {index}: the trace has hand-offs 0 to {len(handoffs) - 1}")
