@@ -100,7 +100,7 @@ class ChartContext:
     line: int
     run_name: str
     machine: str
-    protocol: str
+    memory_system: str  # "Ruby MESI_Two_Level", "classic caches"
     chosen_how: str
     handoff_count: int
     ticks_per_second: int
@@ -112,7 +112,7 @@ def build_chart(
     reconstruction: Reconstruction,
     requests: list[CpuRequest],
     topology: Topology,
-    rules_file: str,
+    inference_note: str,
 ) -> Chart:
     start, end = handoff.start, handoff.end
     rows: list[Row] = []
@@ -133,11 +133,12 @@ def build_chart(
             message.send.states if message.send else "", message.arrival.states, crosses, message.waited,
         ))  # fmt: skip
     cpu_lane = {lane.cpu: n for n, lane in enumerate(topology.lanes) if lane.cpu is not None}
-    misses: list[Transition] = [t for t in reconstruction.cpu_transitions if start <= t.tick <= end and t.before != t.after]
+    misses: list[Transition] = [t for t in reconstruction.cpu_transitions if start <= t.tick <= end and t.before != t.after]  # a hit changes nothing
     for transition in misses:
         lane = _lane_index(topology, transition.controller)
         if lane is not None:
-            rows.append(Mark(transition.tick, transition.order, lane, f"{transition.event} misses: {transition.states}"))
+            states = f": {transition.states}" if transition.after else f" in {transition.before}"
+            rows.append(Mark(transition.tick, transition.order, lane, f"{transition.event} misses{states}"))
     for transition in reconstruction.handled_waiting:
         lane = _lane_index(topology, transition.controller)
         if start <= transition.tick <= end and lane is not None:
@@ -162,10 +163,10 @@ def build_chart(
     )
     crossings = sum(a.crosses_nodes for a in arrows)
     facts = (
-        f"{context.run_name}: {context.machine}, Ruby {context.protocol}, line {context.line:#x}",
+        f"{context.run_name}: {context.machine}, {context.memory_system}, line {context.line:#x}",
         f"{len(arrows)} messages, {crossings} between nodes; ticks {start} to {end} ({(end - start) / ticks_per_ns:.1f} ns)",
     )
-    notes.append(f"Ruby's trace prints each message's arrival; its sender and send are inferred with {rules_file}.")
+    notes.append(inference_note)
     if unsent:
         notes.append(f"{unsent} message(s) sent before the trace's first line: drawn from their arrival only.")
     if hit_cpus:

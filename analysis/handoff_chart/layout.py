@@ -146,6 +146,20 @@ def _arrow(chart: Chart, row: Arrow, y: float, out: dict[str, list]) -> None:
                 out["dots"].append(Dot((_lane_x(n) + _lane_x(n + 1)) / 2, y + CROSSING_DROP, CROSSING_RADIUS, CROSSING))
 
 
+def legend_text(chart: Chart) -> str:
+    """What the colours and strokes mean, for those the chart uses."""
+    arrows = chart.arrows
+    parts = ["blue: a message within a node" if chart.nodes > 1 else "blue: a message"]
+    if any(a.crosses_nodes for a in arrows):
+        parts.append("red: between nodes (red dot: where it crosses)")
+    if any(a.waited for a in arrows):
+        parts.append("dashed: the request waits at a busy bank")
+    if any(a.kind == "data" for a in arrows):
+        parts.append("thick: data")
+    parts.append("green: a CPU's own event")
+    return "; ".join(parts)
+
+
 def layout_chart(chart: Chart) -> Layout:
     out: dict[str, list] = {"boxes": [], "lines": [], "dots": [], "texts": []}
     texts = out["texts"]
@@ -186,7 +200,7 @@ def layout_chart(chart: Chart) -> Layout:
                 texts.append(Text(NS_RIGHT, row_y + STATE_SIZE + TEXT_PAD, f"sent at {chart.ns(row.send_tick):+.1f} ns", STATE_SIZE, "end", MUTED))
             _arrow(chart, row, row_y, out)
     y = rows_bottom + ROW_HEIGHT
-    legend = "blue: within a node; red: between nodes (red dot: where it crosses); dashed: the request waits at a busy bank; thick: data; green: a CPU's own event"
+    legend = legend_text(chart)
     for paragraph in (legend, *chart.notes):
         for line in textwrap.wrap(paragraph, NOTE_WRAP_CHARS):
             y += NOTE_SIZE + LINE_GAP

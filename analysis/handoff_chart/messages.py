@@ -47,7 +47,8 @@ class Transition:
 
     @property
     def states(self) -> str:
-        return f"{self.before}>{self.after}"
+        """'S>I'; empty for a controller that has no state for the line (a bus, memory)."""
+        return f"{self.before}>{self.after}" if self.before or self.after else ""
 
 
 @dataclass(frozen=True)

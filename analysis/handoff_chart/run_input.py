@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from collections.abc import Iterator
+
 from analysis.config_reader import ConfigError, MachineFacts, machine_facts
+from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, fill_mark, on_line, parse_classic
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.locks import TRACE_FILE, registered_locks
 from analysis.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
@@ -26,14 +29,9 @@ RESULT_FILE = "result.json"
 CONFIG_FILE = "config.json"
 CAMPAIGN_OUTPUT = "out"  # a campaign's run folder keeps run.py's outputs here (lockstudy/campaign/worker.py)
 RUBY = "ruby"
-HOW_TO_TRACE = (
-    "trace one with gem5-configs/run.py --trace protocol, or trace = \"protocol\" in the campaign's [[study]] "
-    "(Ruby machines: altix-numa, altix-numa-interleaved)"
-)
-CLASSIC_NOT_YET = (
-    "is a classic-memory machine (piii-smp): hand-offs are charted from Ruby's ProtocolTrace only; "
-    "its classic trace (--trace classic: Cache, CoherentXBar, SnoopFilter debug lines) is not read yet"
-)
+CLASSIC = "classic"
+# The run.py option (and campaign key) that traces a run of each memory system.
+TRACE_OPTION = {RUBY: "protocol", CLASSIC: "classic"}
 LISTED_LOCKS_MAX = 12  # a registry can be long; the message stays one readable line
 
 
@@ -90,11 +88,13 @@ def open_run(run_dir: Path, lock_name: str) -> TracedRun:
         machine = machine_facts(config, str(folder / CONFIG_FILE))
     except ConfigError as exc:
         raise HandoffInputError(str(exc)) from None
-    if machine.hierarchy != RUBY or not machine.ruby_protocol:
-        raise HandoffInputError(f"{run_dir} {CLASSIC_NOT_YET}")
     trace = folder / TRACE_FILE
     if not trace.is_file():
-        raise HandoffInputError(f"{run_dir}: no {TRACE_FILE}: this run was not traced; {HOW_TO_TRACE}")
+        option = TRACE_OPTION.get(machine.hierarchy, TRACE_OPTION[RUBY])
+        raise HandoffInputError(
+            f"{run_dir}: no {TRACE_FILE}: this run was not traced; trace one with gem5-configs/run.py --trace {option}, "
+            f"or trace = \"{option}\" in the campaign's [[study]]"
+        )
     locks = registered_locks(result)
     if not locks:
         raise HandoffInputError(f"{folder / RESULT_FILE}: no lock registry (the guest printed none): no lock to chart")
@@ -121,10 +121,8 @@ def _is_tick(word: str) -> bool:
     return word.rstrip(":").isdigit()
 
 
-def line_events(run: TracedRun) -> list[Event]:
-    """Every trace line about the lock's cache line, in file order; a line that is not gem5's names file and line."""
-    wanted = f"{LINE_MARK}{run.line:x}]"
-    events: list[Event] = []
+def _trace_lines(run: TracedRun) -> Iterator[tuple[int, str]]:
+    """(number, text) of the trace's non-empty lines; one that does not start with a tick names its file and line."""
     number = 0
     try:
         with gzip.open(run.trace, "rt", errors="replace") as handle:
@@ -134,16 +132,49 @@ def line_events(run: TracedRun) -> list[Event]:
                     continue
                 if not _is_tick(words[0]):
                     raise HandoffInputError(f"{run.trace}:{number}: not a gem5 trace line (no tick first): {text.strip()[:80]!r}")
-                if wanted in text:
-                    try:
-                        events.append(parse_line(text))
-                    except (TraceFormatError, ValueError) as exc:
-                        raise HandoffInputError(f"{run.trace}:{number}: {exc}") from None
+                yield number, text
     except (OSError, EOFError, zlib.error) as exc:
         raise HandoffInputError(f"{run.trace}: not a whole gzip stream after line {number} ({exc})") from None
+
+
+def _none_on_the_line(run: TracedRun) -> HandoffInputError:
+    locks = registered_locks(run.result)
+    return HandoffInputError(
+        f"{run.trace}: no line about lock {run.lock.name!r} (line {run.line:#x}); traced locks: {_shown(traced_lock_names(run.trace, locks, run.line_bytes))}"
+    )
+
+
+def line_events(run: TracedRun) -> list[Event]:
+    """Every Ruby trace line about the lock's cache line, in file order; a line that is not gem5's names file and line."""
+    wanted = f"{LINE_MARK}{run.line:x}]"
+    events: list[Event] = []
+    for number, text in _trace_lines(run):
+        if wanted in text:
+            try:
+                events.append(parse_line(text))
+            except (TraceFormatError, ValueError) as exc:
+                raise HandoffInputError(f"{run.trace}:{number}: {exc}") from None
     if not events:
-        locks = registered_locks(run.result)
-        raise HandoffInputError(
-            f"{run.trace}: no line about lock {run.lock.name!r} (line {run.line:#x}); traced locks: {_shown(traced_lock_names(run.trace, locks, run.line_bytes))}"
-        )
+        raise _none_on_the_line(run)
     return events
+
+
+def classic_lines(run: TracedRun) -> list[ClassicLine]:
+    """The classic trace's lines that may concern the lock's line: a packet on it, or a snoop's new state."""
+    last = run.line + run.line_bytes - 1
+    fill = fill_mark(run.line)
+    lines: list[ClassicLine] = []
+    touched = False
+    for number, text in _trace_lines(run):
+        if "[" not in text and NEW_STATE not in text and fill not in text:
+            continue
+        line = parse_classic(number, text.rstrip("\n"))
+        if line is None:
+            raise HandoffInputError(f"{run.trace}:{number}: not a gem5 debug line (tick: object: text): {text.strip()[:80]!r}")
+        if NEW_STATE in line.text or fill in line.text or on_line(line.text, run.line, last):
+            lines.append(line)
+            touched = touched or NEW_STATE not in line.text
+    if not touched:
+        raise _none_on_the_line(run)
+    return lines
+

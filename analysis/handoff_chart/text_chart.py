@@ -55,13 +55,14 @@ def _arrow_cells(cells: list[str], arrow: Arrow, centres: list[int]) -> None:
 def _details(chart: Chart, row: Arrow | Mark) -> str:
     if isinstance(row, Mark):
         return f"{chart.lanes[row.lane].label}: {row.text}"
-    receiver = chart.lanes[row.receiver].label
     if row.sender is None:
-        sender = f"{UNKNOWN_SENDER} (sent before the trace)"
+        sender = [UNKNOWN_SENDER, "(sent before the trace)"]
     else:
-        sender = f"{chart.lanes[row.sender].label} {row.sender_states} at {chart.ns(row.send_tick or row.tick):+.1f} ns"
-    extra = (" " + CROSSING if row.crosses_nodes else "") + (" (waits: bank busy)" if row.waited else "")
-    return f"{row.label}: {sender} -> {receiver} {row.receiver_states}{extra}"
+        sender = [chart.lanes[row.sender].label, row.sender_states, f"at {chart.ns(row.send_tick or row.tick):+.1f} ns"]
+    words = [f"{row.label}:", *sender, "->", chart.lanes[row.receiver].label, row.receiver_states]
+    words += [CROSSING] if row.crosses_nodes else []
+    words += ["(waits: bank busy)"] if row.waited else []
+    return " ".join(word for word in words if word)
 
 
 def render_text(chart: Chart) -> str:

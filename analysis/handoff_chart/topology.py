@@ -50,6 +50,11 @@ class Topology:
         return lane.node if lane else None
 
 
+def config_objects(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every SimObject of config.json (a dict with type and path), children included."""
+    return list(_objects(config))
+
+
 def _objects(node: Any) -> Iterator[dict[str, Any]]:
     if isinstance(node, list):
         for item in node:
@@ -92,3 +97,18 @@ def ruby_topology(config: dict[str, Any], rules: ProtocolRules, keep_machines: s
     ]  # fmt: skip
     lanes.sort(key=lambda lane: (lane.node, role.get(lane.controller.machine, len(role)), lane.controller.machine, lane.controller.version))
     return Topology(tuple(lanes), max(len(routers), 1))
+
+
+# Classic (piii-smp): each CPU's L1d and private L2, the front-side bus, the memory behind it.
+CLASSIC_LANE_NAMES = {"L1d": "CPU{version} L1d", "L2": "CPU{version} L2", "bus": "bus (FSB)", "memory": "memory"}
+
+
+def classic_topology(cpus: int) -> Topology:
+    """Each CPU's L1d and L2 side by side, then the bus and memory: one node, so no crossings."""
+    controllers = [Controller(machine, cpu) for cpu in range(cpus) for machine in ("L1d", "L2")]
+    controllers += [Controller("bus", 0), Controller("memory", 0)]
+    lanes = tuple(
+        Lane(c, CLASSIC_LANE_NAMES[c.machine].format(version=c.version), 0, c.version if c.machine == "L1d" else None)
+        for c in controllers
+    )  # fmt: skip
+    return Topology(lanes, 1)
