@@ -15,16 +15,19 @@ from lockstudy.console import error
 DESCRIPTION = """\
 Draw one hand-off of a lock in a traced gem5 run as a message sequence chart:
 one lane per cache controller (each CPU's L1, each L2 bank, each directory
-with its memory), grouped by NUMA node; one arrow per coherence message, in
-tick order, labelled with its type, with the line's state change at both
-ends; time in ticks and ns since the release. A hand-off runs from the
-holder's releasing store to the next holder's successful acquire. Without
---index or --tick the median hand-off by message count is drawn; the
-command says which one and how many there are.
+with its memory; on piii-smp also the bus), grouped by NUMA node; one
+arrow per coherence message, in tick order, labelled with its type, with
+the line's state change at both ends; time in ticks and ns since the
+release. A hand-off runs from the holder's releasing store to the next
+holder's successful acquire. Without --index or --tick the median
+hand-off by message count is drawn; the command says which one and how
+many there are.
 
 Writes <lock>-handoff-<K>.txt, .svg and .png into --out (default
 RUN_DIR/handoff-charts/) and prints the text chart. Needs a run made with
---trace protocol (Ruby machines). Runs in .venv: needs ./run.sh setup."""
+--trace protocol (Ruby machines) or --trace classic (piii-smp: lanes for
+each CPU's L1d and L2, the bus and memory). Runs in .venv: needs
+./run.sh setup."""
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -8,7 +8,8 @@ chart: one lane per controller, one arrow per message, the line's state
 at each end, time in ticks and ns, every crossing between NUMA nodes
 marked. Ruby traces print transitions, not messages: `messages.py`
 turns them back into messages with a protocol's rules
-(`data/<protocol>.toml`).
+(`data/<protocol>.toml`); a classic (piii-smp) trace prints packets at
+the caches and the bus, read by `classic_trace.py`.
 
 Modules, in the order the command uses them:
 
@@ -16,6 +17,7 @@ Modules, in the order the command uses them:
 |---|---|
 | `errors.py` | the one-line errors of bad input |
 | `run_input.py` | a run folder: lock registry, machine, trace; the lock's line read from the trace |
+| `classic_trace.py` | piii-smp: the classic debug trace's lines on the line -> CPU requests and messages |
 | `cpu_requests.py` | the CPUs' requests on the lock's line (sequencer Begin/Done pairs, locked RMW pairs) |
 | `handoff_finder.py` | the hand-offs and the one to draw (median by message count, or by index or tick) |
 | `protocol_rules.py` + `data/*.toml` | which controller event is which message, sent by which transitions |

@@ -44,7 +44,7 @@ CROSSING_RADIUS = 3.5
 CROSSING_DROP = 6  # the crossing's dot sits this far under the arrow's line
 TEXT_PAD = 3  # between a line and the text beside it
 LABEL_LIFT = 6  # an arrow's label sits this far above it: its background box clears the line
-NOTE_WRAP_CHARS = 150
+NOTE_WRAP_MIN_CHARS = 100  # a chart of few lanes still gets readable notes
 
 INK = "#222222"
 MUTED = "#777777"
@@ -201,8 +201,9 @@ def layout_chart(chart: Chart) -> Layout:
             _arrow(chart, row, row_y, out)
     y = rows_bottom + ROW_HEIGHT
     legend = legend_text(chart)
+    wrap = max(NOTE_WRAP_MIN_CHARS, int((lanes_right - MARGIN) / (NOTE_SIZE * CHAR_WIDTH_EM)))  # as wide as the lanes
     for paragraph in (legend, *chart.notes):
-        for line in textwrap.wrap(paragraph, NOTE_WRAP_CHARS):
+        for line in textwrap.wrap(paragraph, wrap):
             y += NOTE_SIZE + LINE_GAP
             texts.append(Text(MARGIN, y, line, NOTE_SIZE, color=MUTED))
     widest = max(t.box()[2] for t in texts)
