@@ -172,9 +172,14 @@ class ClassicReader:
                 self.result.cpu_transitions.append(self._transition(line, controller, command, state))
         elif controller.machine == L2:
             arrival = self._transition(line, controller, command, state, state)
-            upper = Controller(L1D, controller.version)
-            self._arrow(command, "request", arrival, self.sends.get((upper, "request")))
+            self._arrow(command, "request", arrival, self._request_send(line, Controller(L1D, controller.version), command))
             self.sends[(controller, "answer")] = arrival
+
+    def _request_send(self, line: ClassicLine, sender: Controller, command: str) -> Transition:
+        """The sender's createMissPacket of this command; a request made otherwise (a writeback,
+        a CleanEvict) prints no send, and is drawn as sent when it arrives."""
+        send = self.sends.pop((sender, "request"), None)
+        return send if send is not None and send.event == command else self._transition(line, sender, command)
 
     def _cpu_request(self, line: ClassicLine, cpu: int, command: str, address: int, waits: bool) -> None:
         if command == LOCKED_WRITE:
@@ -209,7 +214,7 @@ class ClassicReader:
         sender = (self.ports.cpu_side if side == "cpu_side_port" else self.ports.mem_side).get(number, Controller(MEMORY, 0))
         arrival = self._transition(line, Controller(BUS, 0), command)
         if line.text.startswith("recvTimingReq:"):
-            self._arrow(command, "request", arrival, self.sends.get((sender, "request")))
+            self._arrow(command, "request", arrival, self._request_send(line, sender, command))
             self.sends[(Controller(BUS, 0), "snoop")] = arrival
         elif line.text.startswith("recvTimingSnoopResp:"):
             if "FWD RESP" in line.text:

@@ -9,6 +9,7 @@ from pathlib import Path
 from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, messages_in
 from analysis.handoff_chart.classic_trace import ClassicReader, bus_ports
 from analysis.handoff_chart.cpu_requests import CpuRequest, cpu_requests
+from analysis.handoff_chart.errors import HandoffInputError
 from analysis.handoff_chart.handoff_finder import Handoff, find_handoffs, pick_handoff
 from analysis.handoff_chart.messages import Reconstruction, reconstruct
 from analysis.handoff_chart.protocol_rules import load_rules, rules_file
@@ -95,10 +96,13 @@ def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | No
     from analysis.handoff_chart.svg_chart import render_svg
 
     out = out or run_dir / DEFAULT_OUT
-    out.mkdir(parents=True, exist_ok=True)
     stem = out / file_stem(lock_name, handoff)
     text_file, svg_file, png_file = stem.with_suffix(".txt"), stem.with_suffix(".svg"), stem.with_suffix(".png")
-    text_file.write_text(render_text(chart))
-    svg_file.write_text(render_svg(chart))
-    render_png(chart, png_file)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        text_file.write_text(render_text(chart))
+        svg_file.write_text(render_svg(chart))
+        render_png(chart, png_file)
+    except OSError as exc:
+        raise HandoffInputError(f"{exc.filename or out}: cannot write the chart: {exc.strerror or exc}") from None
     return DrawnChart(chart, handoff, count, how, (text_file, svg_file, png_file))
