@@ -275,6 +275,7 @@ def test_without_a_choice_the_median_handoff_is_drawn(tas_run: Path) -> None:
     chart, handoff, _count, how = chart_for(tas_run, LOCK_NAME)
     assert handoff.index == 2 and how == "median by message count"
     assert "hand-off 2 of 3 (median by message count)" in chart.title
+    assert "the trace's 3 hand-offs of this lock: 9 to 16 messages, median 14" in chart.facts
 
 
 def test_the_median_is_the_lower_middle_and_the_earliest_of_equals() -> None:

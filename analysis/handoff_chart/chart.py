@@ -104,6 +104,7 @@ class ChartContext:
     chosen_how: str
     handoff_count: int
     ticks_per_second: int
+    message_counts: tuple[int, ...] = ()  # of every hand-off in the trace: where this one stands
 
 
 def build_chart(
@@ -166,6 +167,9 @@ def build_chart(
         f"{context.run_name}: {context.machine}, {context.memory_system}, line {context.line:#x}",
         f"{len(arrows)} messages, {crossings} between nodes; ticks {start} to {end} ({(end - start) / ticks_per_ns:.1f} ns)",
     )
+    if context.message_counts:
+        ordered = sorted(context.message_counts)
+        facts += (f"the trace's {len(ordered)} hand-offs of this lock: {ordered[0]} to {ordered[-1]} messages, median {ordered[(len(ordered) - 1) // 2]}",)
     notes.append(inference_note)
     if unsent:
         notes.append(f"{unsent} message(s) sent before the trace's first line: drawn from their arrival only.")

@@ -79,7 +79,7 @@ def chart_for(run_dir: Path, lock_name: str, index: int | None = None, tick: int
     context = ChartContext(
         lock=run.lock.name, line=run.line, run_name=run_dir.resolve().name, machine=run.machine_name,
         memory_system=traced.memory_system, chosen_how=how, handoff_count=len(handoffs),
-        ticks_per_second=run.machine.ticks_per_second,
+        ticks_per_second=run.machine.ticks_per_second, message_counts=tuple(counts),
     )  # fmt: skip
     chart = build_chart(context, handoff, traced.reconstruction, traced.requests, traced.topology, traced.inference_note)
     return chart, handoff, len(handoffs), how
