@@ -194,7 +194,7 @@ def layout_chart(chart: Chart) -> Layout:
         if isinstance(row, Mark):
             x = _lane_x(row.lane)
             out["dots"].append(Dot(x, row_y, MARK_RADIUS, MARK_INK))
-            texts.append(Text(x + MARK_RADIUS + TEXT_PAD, row_y + TIME_SIZE / 2 - 1, row.text, LABEL_SIZE, color=MARK_INK, boxed=True))
+            texts.append(Text(x + MARK_RADIUS + 2 * TEXT_PAD, row_y + TIME_SIZE / 2 - 1, row.text, LABEL_SIZE, color=MARK_INK, boxed=True))
         else:
             if row.send_tick is not None:
                 texts.append(Text(NS_RIGHT, row_y + STATE_SIZE + TEXT_PAD, f"sent at {chart.ns(row.send_tick):+.1f} ns", STATE_SIZE, "end", MUTED))

@@ -10,6 +10,8 @@ from analysis.handoff_chart.layout import ARROW_HEAD, BACKGROUND, FONT_FAMILY, L
 DPI = 100  # one layout pixel is one image pixel
 POINTS_PER_INCH = 72
 TEXT_BOX_PAD_POINTS = 1.5
+# Paint in the SVG's document order (matplotlib would put lines over patches): bands, lines, dots, texts.
+Z_BOX, Z_LINE, Z_DOT, Z_TEXT = 0, 1, 2, 3
 
 
 def _points(pixels: float) -> float:
@@ -31,22 +33,22 @@ def paint(layout: Layout, path: Path) -> None:
     axes.axis("off")
     figure.patch.set_facecolor(BACKGROUND)
     for box in layout.boxes:
-        axes.add_patch(Rectangle((box.x, box.y), box.width, box.height, facecolor=box.fill, edgecolor="none"))
+        axes.add_patch(Rectangle((box.x, box.y), box.width, box.height, facecolor=box.fill, edgecolor="none", zorder=Z_BOX))
     for line in layout.lines:
         style = "--" if line.dashed else "-"
         if line.head:
             axes.add_patch(FancyArrowPatch(
                 (line.x1, line.y1), (line.x2, line.y2), arrowstyle=f"-|>,head_length={_points(ARROW_HEAD) / 2},head_width={_points(ARROW_HEAD) / 4}",
-                color=line.color, linewidth=_points(line.width), linestyle=style, shrinkA=0, shrinkB=0, mutation_scale=2,
+                color=line.color, linewidth=_points(line.width), linestyle=style, shrinkA=0, shrinkB=0, mutation_scale=2, zorder=Z_LINE,
             ))  # fmt: skip
         else:
-            axes.plot([line.x1, line.x2], [line.y1, line.y2], color=line.color, linewidth=_points(line.width), linestyle=style)
+            axes.plot([line.x1, line.x2], [line.y1, line.y2], color=line.color, linewidth=_points(line.width), linestyle=style, zorder=Z_LINE)
     for dot in layout.dots:
-        axes.add_patch(Circle((dot.x, dot.y), dot.radius, color=dot.color))
+        axes.add_patch(Circle((dot.x, dot.y), dot.radius, color=dot.color, zorder=Z_DOT))
     for text in layout.texts:
         box = {"facecolor": BACKGROUND, "edgecolor": "none", "alpha": 0.9, "pad": TEXT_BOX_PAD_POINTS} if text.boxed else None
         axes.text(text.x, text.y, text.text, fontsize=_points(text.size), family=FONT_FAMILY, color=text.color, ha={"start": "left", "middle": "center", "end": "right"}[text.anchor],
-                  va="baseline", fontweight="bold" if text.bold else "normal", bbox=box)  # fmt: skip
+                  va="baseline", fontweight="bold" if text.bold else "normal", bbox=box, zorder=Z_TEXT)  # fmt: skip
     figure.savefig(path, dpi=DPI, facecolor=BACKGROUND)
     plt.close(figure)
 
