@@ -7,7 +7,7 @@ import os
 import sys
 
 from analysis import command as analyze_cmd
-from lockstudy import bench_cmd, build_cmd, campaign_cmd, costs_cmd, demo_cmd, doctor, publish, setup_cmd, test_cmd
+from lockstudy import bench_cmd, build_cmd, campaign_cmd, costs_cmd, demo_cmd, doctor, handoff_cmd, publish, setup_cmd, test_cmd
 from lockstudy.console import error
 from lockstudy.validation.problems import InputError
 
@@ -22,7 +22,7 @@ simulation.
 Start with `./run.sh setup`, then `./run.sh test`. `./run.sh COMMAND --help`
 explains each command."""
 
-COMMAND_MODULES = [doctor, setup_cmd, build_cmd, test_cmd, campaign_cmd, costs_cmd, analyze_cmd, bench_cmd, publish, demo_cmd]
+COMMAND_MODULES = [doctor, setup_cmd, build_cmd, test_cmd, campaign_cmd, costs_cmd, analyze_cmd, handoff_cmd, bench_cmd, publish, demo_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,8 @@ ticket and queued spinlocks on piii-smp with 2, 4 and 8 CPUs; resumable
 like any campaign), writes its report into build/demo/ and prints the
 table of coherence requests per hand-off against the bound and where the
 plot is (opened when a display is there). Without gem5: says what is
-missing and shows the study's committed results instead.
+missing and shows the study's committed results instead, with the
+committed charts of single hand-offs (results/handoffs/).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from lockstudy.paths import ROOT, build_dir
 
 DEMO_CAMPAIGN = ROOT / "campaigns" / "demo.toml"
 COMMITTED = ROOT / "results" / "seeds"
+HANDOFF_CHARTS = ROOT / "results" / "handoffs"  # `run.sh handoff` charts of single hand-offs
 BOUND_TABLE = "handoff_bound.csv"
 PLOT = "figures/handoff-piii-smp.png"
 REPORT = "report.html"
@@ -51,7 +53,19 @@ def show_committed(reason: str) -> int:
         print(f"\n  plots and the full report: {(COMMITTED / REPORT).relative_to(ROOT)} (and report.md next to it)")
     else:
         print(f"  (none committed yet: {COMMITTED.relative_to(ROOT)} is empty)")
+    show_handoff_charts()
     return 0
+
+
+def show_handoff_charts() -> None:
+    """The committed charts of single hand-offs: each one's title line and where its SVG and PNG are."""
+    charts = sorted(HANDOFF_CHARTS.glob("*/*.txt"))
+    if not charts:
+        return
+    print("\n  one lock hand-off, message by message (./run.sh handoff draws one from a traced run):")
+    for chart in charts:
+        title = chart.read_text().splitlines()[0]
+        print(f"    {title}\n      {chart.relative_to(ROOT)} (and .svg, .png next to it)")
 
 
 def open_plot(path: Path) -> None:

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from lockstudy.campaign.loader import load_campaign
-from lockstudy.demo_cmd import COMMITTED, DEMO_CAMPAIGN
+from lockstudy.demo_cmd import COMMITTED, DEMO_CAMPAIGN, HANDOFF_CHARTS
 from lockstudy.paths import ROOT
 
 
@@ -19,6 +19,9 @@ def test_demo_without_gem5_explains_and_shows_committed_results() -> None:
         assert "coherence requests per lock hand-off" in result.stdout and "verdict" in result.stdout
     else:
         assert "none committed yet" in result.stdout
+    for chart in HANDOFF_CHARTS.glob("*/*.txt"):
+        assert str(chart.relative_to(ROOT)) in result.stdout
+        assert chart.read_text().splitlines()[0] in result.stdout
 
 
 def test_the_demo_campaign_is_the_issues_sweep() -> None:

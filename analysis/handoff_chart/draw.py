@@ -1,0 +1,108 @@
+"""From a run folder and a lock name to the chart of one hand-off, as text, SVG and PNG."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, messages_in
+from analysis.handoff_chart.classic_trace import ClassicReader, bus_ports
+from analysis.handoff_chart.cpu_requests import CpuRequest, cpu_requests
+from analysis.handoff_chart.errors import HandoffInputError
+from analysis.handoff_chart.handoff_finder import Handoff, find_handoffs, pick_handoff
+from analysis.handoff_chart.messages import Reconstruction, reconstruct
+from analysis.handoff_chart.protocol_rules import load_rules, rules_file
+from analysis.handoff_chart.run_input import RUBY, TracedRun, classic_lines, line_events, open_run
+from analysis.handoff_chart.text_chart import render_text
+from analysis.handoff_chart.topology import Topology, classic_topology, config_objects, ruby_topology
+from lockstudy.paths import ROOT
+
+DEFAULT_OUT = "handoff-charts"  # inside the run folder
+# A CPU at 1 GHz when config.json gives no clock: only the locked-RMW pairing uses it.
+FALLBACK_CYCLE_TICKS = 1000
+SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class DrawnChart:
+    chart: Chart
+    handoff: Handoff
+    handoff_count: int
+    chosen_how: str
+    files: tuple[Path, ...]
+
+
+CLASSIC_NOTE = (
+    "The classic trace prints each request, response and snoop that hits where it arrives; a snoop that misses is not "
+    "printed (CacheVerbose), so the bus's broadcast to caches without the line is not drawn; memory prints nothing, so "
+    "its responses start at the bus. Senders: the bus's ports (config.json) and each cache's last send."
+)
+
+
+@dataclass(frozen=True)
+class _Traced:
+    """A run's requests and messages on the lock's line, read by its memory system's reader."""
+
+    requests: list[CpuRequest]
+    reconstruction: Reconstruction
+    topology: Topology
+    memory_system: str
+    inference_note: str
+
+
+def _ruby(run: TracedRun) -> _Traced:
+    rules = load_rules(str(run.machine.ruby_protocol))
+    events = line_events(run)
+    cycle = round(run.machine.ticks_per_second / run.machine.cpu_clock_hz) if run.machine.cpu_clock_hz else FALLBACK_CYCLE_TICKS
+    reconstruction = reconstruct(events, rules)
+    machines = {rules.cpu_cache, rules.home, rules.memory} | {m.receiver.machine for m in reconstruction.messages}
+    rules_name = str(rules_file(rules.protocol).relative_to(ROOT))
+    note = f"Ruby's trace prints each message's arrival; its sender and send are inferred with {rules_name}."
+    return _Traced(cpu_requests(events, cycle), reconstruction, ruby_topology(run.config, rules, machines), f"Ruby {rules.protocol}", note)
+
+
+def _classic(run: TracedRun) -> _Traced:
+    reader = ClassicReader(run.line, run.line_bytes, bus_ports(config_objects(run.config)))
+    for line in classic_lines(run):
+        reader.read(line)
+    return _Traced(reader.requests, reader.result, classic_topology(run.machine.num_cpus), "classic caches", CLASSIC_NOTE)
+
+
+def chart_for(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None) -> tuple[Chart, Handoff, int, str]:
+    run = open_run(run_dir, lock_name)
+    traced = _ruby(run) if run.machine.hierarchy == RUBY else _classic(run)
+    handoffs = find_handoffs(traced.requests, run.lock)
+    counts = [messages_in(traced.reconstruction, handoff) for handoff in handoffs]
+    handoff = pick_handoff(handoffs, counts, index, tick, f"lock {run.lock.name!r} ({run.trace})")
+    how = "by --index" if index is not None else f"at --tick {tick}" if tick is not None else "median by message count"
+    context = ChartContext(
+        lock=run.lock.name, line=run.line, run_name=run_dir.resolve().name, machine=run.machine_name,
+        memory_system=traced.memory_system, chosen_how=how, handoff_count=len(handoffs),
+        ticks_per_second=run.machine.ticks_per_second, message_counts=tuple(counts),
+    )  # fmt: skip
+    chart = build_chart(context, handoff, traced.reconstruction, traced.requests, traced.topology, traced.inference_note)
+    return chart, handoff, len(handoffs), how
+
+
+def file_stem(lock_name: str, handoff: Handoff) -> str:
+    return f"{SLUG.sub('_', lock_name).strip('_')}-handoff-{handoff.index}"
+
+
+def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None, out: Path | None = None) -> DrawnChart:
+    """The chart's three files in `out` (default: the run folder's handoff-charts/)."""
+    chart, handoff, count, how = chart_for(run_dir, lock_name, index, tick)
+    from analysis.handoff_chart.png_chart import render_png
+    from analysis.handoff_chart.svg_chart import render_svg
+
+    out = out or run_dir / DEFAULT_OUT
+    stem = out / file_stem(lock_name, handoff)
+    text_file, svg_file, png_file = stem.with_suffix(".txt"), stem.with_suffix(".svg"), stem.with_suffix(".png")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        text_file.write_text(render_text(chart))
+        svg_file.write_text(render_svg(chart))
+        render_png(chart, png_file)
+    except OSError as exc:
+        raise HandoffInputError(f"{exc.filename or out}: cannot write the chart: {exc.strerror or exc}") from None
+    return DrawnChart(chart, handoff, count, how, (text_file, svg_file, png_file))
