@@ -285,7 +285,12 @@ def guest_summary(console_text: str) -> tuple[dict[str, Any], list[str]]:
     run = guest_output.parse_console(console_text)
     summary = {
         "results": [
-            {"testcase": result.testcase, "result": result.data, "locks": [lock.as_dict() for lock in run.locks.get(index, [])]}
+            {
+                "testcase": result.testcase,
+                "result": result.data,
+                "locks": [lock.as_dict() for lock in run.locks.get(index, [])],
+                "lock_event_counts": run.lock_event_counts.get(index),
+            }
             for index, result in enumerate(run.parsed)
         ],
         "boot": run.boot,

@@ -14,6 +14,9 @@ The protocol (written by disk-image/overlay/init):
     LOCKSTUDY-LOCKS-BEGIN <testcase>             the kernel's lock registry after
     <address> <physical> <size> <name>           that testcase (lockstudy kernel only)
     LOCKSTUDY-LOCKS-END
+    LOCKSTUDY-LOCKEVENTS <testcase> <event>=<count> ...
+                                                 the kernel's lock event counters over
+                                                 that testcase (CONFIG_LOCK_EVENT_COUNTS)
     LOCKSTUDY-ERROR <message>
     LOCKSTUDY-DONE status=ok|error reason=<word> results=<n> uptime=<s>
 
@@ -45,6 +48,9 @@ DONE = "LOCKSTUDY-DONE"
 LOCKS_BEGIN = "LOCKSTUDY-LOCKS-BEGIN"
 LOCKS_END = "LOCKSTUDY-LOCKS-END"
 NUMA = "LOCKSTUDY-NUMA"
+LOCK_EVENTS = "LOCKSTUDY-LOCKEVENTS"
+# One counter of kernel/locking/lock_events_list.h and its count.
+LOCK_EVENT_WORD = re.compile(r"^([a-z0-9_]+)=(\d+)$")
 # A line of /sys/kernel/lockstudy/locks (kernel/patches/README.md).
 REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) 0x([0-9a-f]+) (\d+) (\S.*)$")
 # A protocol line may follow other text on the same console line (a kernel
@@ -163,6 +169,9 @@ class GuestRun:
     parsed: list[TestcaseResult] = field(default_factory=list)
     # The lock registry printed after each result, by testcase index.
     locks: dict[int, list[RegisteredLock]] = field(default_factory=dict)
+    # The kernel's lock event counters over each testcase, by testcase index
+    # (only kernels built with CONFIG_LOCK_EVENT_COUNTS print them).
+    lock_event_counts: dict[int, dict[str, int]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # protocol violations found by the parser
     done: Done | None = None
@@ -218,6 +227,22 @@ def _fields(text: str) -> dict[str, str]:
         if sep:
             out[key] = value
     return out
+
+
+def _add_lock_events(run: GuestRun, rest: str) -> None:
+    """A LOCKEVENTS line belongs to the result just printed, with the same testcase name."""
+    testcase, *words = rest.split()
+    if not run.parsed or run.parsed[-1].testcase != testcase:
+        run.problems.append(f"lock event counts of {testcase!r} do not follow its result")
+        return
+    counts: dict[str, int] = {}
+    for word in words:
+        match = LOCK_EVENT_WORD.match(word)
+        if match is None:
+            run.problems.append(f"lock event count {word!r} of {testcase} is not <event>=<count>")
+            return
+        counts[match.group(1)] = int(match.group(2))
+    run.lock_event_counts[len(run.parsed) - 1] = counts
 
 
 def parse_console(text: str) -> GuestRun:
@@ -302,6 +327,8 @@ def parse_console(text: str) -> GuestRun:
         elif tag == "LOCKSTUDY-RUN":
             words = rest.split()
             run.started.append((words[0] if words else "?", _float(_fields(rest).get("uptime"))))
+        elif tag == LOCK_EVENTS:
+            _add_lock_events(run, rest)
         elif tag == "LOCKSTUDY-ERROR":
             run.errors.append(rest)
         elif tag == DONE:

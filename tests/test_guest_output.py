@@ -132,3 +132,28 @@ def test_unterminated_lock_registry_makes_the_run_incomplete() -> None:
     run = parse_console(text)
     assert not run.complete
     assert any("lock registry interrupted" in problem for problem in run.problems)
+
+
+def test_lock_event_counts_after_a_result_are_kept_by_testcase_index() -> None:
+    counts = "LOCKSTUDY-LOCKEVENTS pft rwsem_sleep_reader=12 rwsem_wake_skipped=0 lock_pending=3\n"
+    run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", counts + "LOCKSTUDY-RUN samefile"))
+    assert run.complete
+    assert run.lock_event_counts == {0: {"rwsem_sleep_reader": 12, "rwsem_wake_skipped": 0, "lock_pending": 3}}
+
+
+def test_a_kernel_without_lock_event_counters_prints_none() -> None:
+    assert parse_console(WHOLE).lock_event_counts == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("LOCKSTUDY-LOCKEVENTS samefile rwsem_wake_reader=1\n", "lock event counts of 'samefile' do not follow its result"),
+        ("LOCKSTUDY-LOCKEVENTS pft rwsem_wake_reader=x\n", "lock event count 'rwsem_wake_reader=x' of pft is not <event>=<count>"),
+    ],
+)
+def test_misplaced_or_malformed_lock_event_counts_make_the_run_incomplete(line: str, problem: str) -> None:
+    run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", line + "LOCKSTUDY-RUN samefile"))
+    assert not run.complete
+    assert problem in run.problems
+    assert run.lock_event_counts == {}

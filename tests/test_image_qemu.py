@@ -104,6 +104,7 @@ def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_pa
     pft = next(r for r in results if r.testcase == "pft")
     assert pft.metrics["seed_columns"]["Threads"] == cpus
     check_lock_registries(run, results)
+    assert run.lock_event_counts == {}, "the smp build has no lock event counters"
     record_timings(f"ext2-{cpus}cpu", result, run)
 
 
@@ -249,3 +250,28 @@ def test_mm_ptlock_build_boots_and_faults_from_every_thread(rootfs: Path, tmp_pa
     assert pft.metrics["seed_columns"]["Threads"] == cpus
     names = [lock.name for lock in run.locks[0]]
     assert any(re.fullmatch(r"mm:\d+ page_table_lock", n) for n in names), names
+
+
+# Seed 003's load: readers and writers of one mm's mmap_lock from every CPU.
+LOCK_EVENTS_SPEC = "mmapsem:threads=4,iterations=40,forkevery=8"
+# rwsem.c's wakeup events, and the one rwsem-wakeflag.patch adds.
+RWSEM_WAKE_EVENTS = {"rwsem_wake_reader", "rwsem_wake_writer", "rwsem_wake_skipped"}
+
+
+@pytest.mark.parametrize("wakeflag", [0, 1])
+def test_lock_event_counts_build_reports_each_testcases_rwsem_wakeups(rootfs: Path, tmp_path: Path, wakeflag: int) -> None:
+    """Seed 003's precondition build: /init prints the kernel's lock event
+    counters over the testcase; with the waker flag off no wakeup is ever
+    skipped (the counter moves only on the flag's path)."""
+    kernel_image = kernel_output_dir("smp-lockevents") / "bzImage"
+    if not kernel_image.is_file():
+        pytest.fail(f"{kernel_image} missing: run ./run.sh setup")
+    args = f"{ROOT_ARGS} lockstudy.rwsem_wakeflag={wakeflag} lockstudy.run={LOCK_EVENTS_SPEC}"
+    result, run = guest(kernel_image, tmp_path, f"lockevents-{wakeflag}", 4, args, disk=image.ext2_path())
+    assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
+    run.results()
+    assert run.settings is not None and run.settings["rwsem_wakeflag"] == str(wakeflag)
+    counts = run.lock_event_counts[0]
+    assert RWSEM_WAKE_EVENTS <= counts.keys(), sorted(counts)
+    if not wakeflag:
+        assert counts["rwsem_wake_skipped"] == 0, counts

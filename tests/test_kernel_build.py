@@ -77,7 +77,8 @@ def test_smp_config(name: str) -> None:
     assert not is_on(config, "HYPERVISOR_GUEST")
     assert not is_on(config, "STRICT_DEVMEM"), "m5 ops map their page through /dev/mem"
     assert not is_on(config, "MODULES")
-    assert config.get("CONFIG_NR_CPUS") == "16"
+    # 32 Altix-like nodes of 2 CPUs, and gem5's I/O APIC id after the last CPU (base.config)
+    assert config.get("CONFIG_NR_CPUS") == "64"
 
 
 @pytest.mark.kernel
@@ -121,6 +122,16 @@ def test_mm_ptlock_build_is_smp_with_one_page_table_lock() -> None:
 
 
 @pytest.mark.kernel
+def test_lockevents_build_is_smp_with_the_lock_event_counters() -> None:
+    """Seed 003's precondition build: the counters, and nothing else changed."""
+    lockevents, smp = resolved_config("smp-lockevents"), resolved_config("smp")
+    assert BUILDS["smp-lockevents"].measurement
+    assert is_on(lockevents, "LOCK_EVENT_COUNTS") and not is_on(smp, "LOCK_EVENT_COUNTS")
+    differing = {o for o in set(smp) | set(lockevents) if smp.get(o) != lockevents.get(o)}
+    assert differing == {"CONFIG_LOCK_EVENT_COUNTS"}, sorted(differing)
+
+
+@pytest.mark.kernel
 def test_up_build_has_no_smp() -> None:
     config = resolved_config("up")
     assert not is_on(config, "SMP")
@@ -132,7 +143,7 @@ def test_up_build_has_no_smp() -> None:
 
 def test_every_build_is_known_to_setup() -> None:
     reasons = availability(BUILDS, SERIES.defined_kconfig_symbols())
-    assert {"smp", "smp-packed", "smp-mm-ptlock", "up", "torture"} <= set(reasons)
+    assert {"smp", "smp-packed", "smp-mm-ptlock", "smp-lockevents", "up", "torture"} <= set(reasons)
     assert reasons["smp"] is None and reasons["up"] is None and reasons["torture"] is None
     for name, reason in reasons.items():
         if reason:
