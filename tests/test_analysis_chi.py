@@ -8,12 +8,17 @@ fixtures must read as before (the last tests).
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
 
+from analysis import metrics
 from analysis.config_reader import ConfigError, machine_facts, read_config
+from analysis.runs import RunStats
+from analysis.stats_reader import read_dumps
 from analysis_checks import FIXTURES
 
 CHI_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "chi"
@@ -95,3 +100,45 @@ def test_mesi_and_classic_fixtures_read_as_before() -> None:
     assert mesi.versions_of("home") == frozenset({0, 1})
     smp = read_config(SMP_RUN / "config.json")
     assert (smp.hierarchy, smp.ruby_protocol, smp.controllers) == ("classic", None, ())
+
+
+# -- metrics ----------------------------------------------------------------------------------------------------------
+
+
+def chi_run() -> RunStats:
+    stats = CHI_RUN / "stats.txt"
+    return RunStats(info=None, stats_path=stats, dumps=read_dumps(stats), machine=read_config(CHI_RUN / "config.json"))  # type: ignore[arg-type]
+
+
+def test_chi_metrics_count_each_request_and_snoop_once_at_its_role() -> None:
+    """Expected values read off the hand-made stats.txt: the home's requests out of its non-busy states (a
+    request parked in BUSY_BLKD/BUSY_INTR prints again when served), the L2s' snoops out of states that do not
+    stall them; the L2's own requests from its L1s and the L1s' snoops from their L2 are not counted."""
+    values = metrics.roi_metrics(chi_run(), 0)
+    assert values["ownership_requests"] == 2 + 4 + 3  # RU/I.ReadUnique_PoC at homes 0/1, RSC.CleanUnique at home 0
+    assert values["shared_reads"] == 5 + 3 + 1  # I.ReadShared at homes 0 and 1, RSC.ReadShared at home 0
+    assert values["coherence_requests"] == 18
+    assert values["invalidations"] == 2 + 1 + 1  # SC.SnpUnique at L2s 7 and 10, BUSY_INTR.SnpCleanInvalid at L2 10
+    assert values["forwards"] == 3 + 2  # UD.SnpUniqueFwd at L2 13, UD.SnpSharedFwd at L2 4
+    assert values["network_messages"] == 140 and values["network_bytes"] == 800 + 40 * 72
+    assert values["inter_node_messages"] == sum((link + 1) * 10 + vnet for link in range(4) for vnet in range(4))
+    assert values["instructions"] == 10000
+    assert math.isnan(values["bus_requests"]) and math.isnan(values["snoop_lookups"])
+
+
+def test_a_chi_metric_whose_role_or_links_config_json_cannot_give_is_nan() -> None:
+    run = chi_run()
+    no_l2 = dataclasses.replace(run.machine, controllers=tuple(c for c in run.machine.controllers if c.role != "l2"))
+    unwired = dataclasses.replace(run.machine, wiring_note="no links", inter_node_links=frozenset())
+    assert math.isnan(metrics.roi_metrics(dataclasses.replace(run, machine=no_l2), 0)["invalidations"])
+    assert math.isnan(metrics.roi_metrics(dataclasses.replace(run, machine=unwired), 0)["inter_node_messages"])
+
+
+def test_mesi_metrics_ignore_chi_rules_and_read_as_before() -> None:
+    if not (MESI_RUN / "stats.txt").is_file():
+        pytest.skip("no real MESI fixture")
+    stats = MESI_RUN / "stats.txt"
+    run = RunStats(info=None, stats_path=stats, dumps=read_dumps(stats), machine=read_config(MESI_RUN / "config.json"))  # type: ignore[arg-type]
+    values = metrics.roi_metrics(run, 0)
+    assert values["invalidations"] == 7800  # L1Cache_Controller.Inv::total, as printed
+    assert values["forwards"] == 2521 + 5702  # Fwd_GETX, Fwd_GETS ::total
