@@ -9,16 +9,26 @@ fixtures must read as before (the last tests).
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from analysis import metrics
 from analysis.config_reader import ConfigError, machine_facts, read_config
+from analysis.hotlines.errors import HotlinesError
+from analysis.hotlines.profile import UnreadableTransition, roi_profile
+from analysis.hotlines.rules import load_rules
+from analysis.hotlines.scan import scan_trace
+from analysis.hotlines.topology import read_topology
+from analysis.locks import run_lock_tables
+from analysis.protocol_trace import TracedLock, attribute_trace
 from analysis.runs import RunStats
 from analysis.stats_reader import read_dumps
+from analysis.trace_attribution import TraceJob
 from analysis_checks import FIXTURES
 
 CHI_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "chi"
@@ -142,3 +152,123 @@ def test_mesi_metrics_ignore_chi_rules_and_read_as_before() -> None:
     values = metrics.roi_metrics(run, 0)
     assert values["invalidations"] == 7800  # L1Cache_Controller.Inv::total, as printed
     assert values["forwards"] == 2521 + 5702  # Fwd_GETX, Fwd_GETS ::total
+
+
+# -- ProtocolTrace: the hot-line profile and per-lock attribution ------------------------------------------------------
+#
+# Lines in gem5's printf format as spelled in gem5 v24.0.0.1
+# (src/mem/slicc/symbols/StateMachine.py:1653: "%15d %3s %10s%20s %6s>%-6s %#x %s", the address printed as
+# "[0x<addr>, line 0x<line>]", src/mem/ruby/common/Address.cc), written here, not with the analysis' code; events
+# and states from src/mem/ruby/protocol/chi/CHI-cache.sm and CHI-mem.sm, the transitions from
+# CHI-cache-transitions.sm (each line says which). Versions as chi_numa.py numbers them (above); node 0's
+# memory is [0, 1 GiB), node 1's [1 GiB, 2 GiB).
+
+GEM5_FORMAT = "%15d %3s %10s%20s %6s>%-6s %s %s"
+LINE_BYTES = 64
+A, B, C = 0x1D08100, 0x40001000, 0x3000040  # homes: A and C on node 0 (home 0), B on node 1 (home 1)
+TICK = 5000
+
+
+def gem5_line(version: int, machine: str, event: str, state: str, next_state: str, line: int, comment: str = "", offset: int = 4) -> str:
+    return GEM5_FORMAT % (TICK, version, machine, event, state, next_state, f"[0x{line + offset:x}, line 0x{line:x}]", comment)
+
+
+# (trace line, what it counts for): the expected counts below are the sums of the right-hand comments
+CHI_TRACE = [
+    gem5_line(2, "Seq", "Begin", "", "", A, "ST"),  # CPU 2's store: a CPU access, nothing
+    gem5_line(9, "Cache", "AllocSeqRequest", "I", "I", A),  # CPU 2's L1D takes it (transitions.sm:74): nothing
+    gem5_line(9, "Cache", "Store", "I", "BUSY_BLKD", A),  # L1 miss (:672): nothing
+    gem5_line(9, "Cache", "SendReadUnique", "BUSY_BLKD", "BUSY_INTR", A),  # L1 -> its own L2: nothing
+    gem5_line(10, "Cache", "ReadUnique", "I", "BUSY_BLKD", A),  # at CPU 2's L2 (not a home): not a request
+    gem5_line(10, "Cache", "SendReadUnique", "BUSY_BLKD", "BUSY_INTR", A),  # L2 (node 1) -> A's home 0 (node 0): 1 crossing
+    gem5_line(0, "Cache", "AllocRequest", "RU", "RU", A),  # the home takes it (:43): nothing
+    gem5_line(0, "Cache", "ReadUnique_PoC", "RU", "BUSY_BLKD", A),  # A: request 1 (:281)
+    gem5_line(4, "Cache", "SnpUniqueFwd", "UD", "BUSY_BLKD", A),  # CPU 0's L2 (node 0), from home 0: a forward, no crossing
+    gem5_line(3, "Cache", "SnpUnique", "UD", "BUSY_BLKD", A),  # CPU 0's L2 invalidates its L1D: inside the CPU, nothing
+    gem5_line(4, "Cache", "SendSnpUniqueFwdCompData", "BUSY_BLKD", "BUSY_BLKD", A),  # 24 characters: runs into "Cache"; data to the requester: nothing
+    gem5_line(4, "Cache", "SendSnpFwdedResp", "BUSY_BLKD", "BUSY_BLKD", A),  # snoop response to home 0, node 0: no crossing
+    gem5_line(10, "Cache", "CompData_UD_PD", "BUSY_INTR", "BUSY_BLKD", A),  # data from the owner (DCT): names no second end
+    gem5_line(10, "Cache", "SendCompAck", "BUSY_BLKD", "BUSY_BLKD", A),  # CompAck to home 0: 1 crossing
+    gem5_line(0, "Cache", "ReadShared", "BUSY_BLKD", "BUSY_BLKD", A),  # parked while busy (:949): not a request
+    gem5_line(0, "Cache", "ReadShared", "RU", "BUSY_BLKD", A),  # A: request 2 (the same ReadShared, served, :218)
+    gem5_line(0, "Cache", "ReadShared", "RU", "BUSY_BLKD", A, "Resource Stall"),  # a stall: retried, counted when it runs
+    gem5_line(7, "Cache", "SnpUnique", "SC", "BUSY_BLKD", A),  # A: invalidation 1 at CPU 1's L2, node 0: no crossing
+    gem5_line(13, "Cache", "SnpCleanInvalid", "SC", "BUSY_BLKD", A),  # A: invalidation 2 at CPU 3's L2, node 1: 1 crossing
+    gem5_line(13, "Cache", "SendSnpIResp", "BUSY_BLKD", "BUSY_BLKD", A),  # its response to home 0: 1 crossing
+    gem5_line(13, "Cache", "SnpUnique", "BUSY_BLKD", "BUSY_BLKD", A),  # parked (:978): not an invalidation (yet)
+    gem5_line(7, "Cache", "SnpUnique", "UD_T", "UD_T", A),  # parked (:988): nothing
+    gem5_line(1, "Cache", "CleanUnique", "RSC", "BUSY_BLKD", B),  # B: request 1 at home 1 (:344)
+    gem5_line(4, "Cache", "SendCleanUnique", "BUSY_BLKD", "BUSY_INTR", B),  # CPU 0's L2 (node 0) -> home 1 (node 1): 1 crossing
+    gem5_line(4, "Cache", "Comp_UC", "BUSY_INTR", "BUSY_BLKD", B),  # home 1's completion: 1 crossing
+    gem5_line(1, "Cache", "ReadUnique_PoC", "BUSY_INTR", "BUSY_INTR", B),  # parked: not a request
+    gem5_line(1, "Memory", "ReadNoSnp", "READY", "READING_MEM", B),  # home 1 -> its memory (CHI-mem.sm:710): same node
+    gem5_line(14, "Cache", "SendReadOnce", "BUSY_BLKD", "BUSY_INTR", C),  # a DMA read to home 0, both node 0: no crossing
+    gem5_line(0, "Cache", "ReadOnce", "I", "BUSY_BLKD", C),  # a non-caching read: not counted as a request
+    gem5_line(10, "Cache", "SendWriteBackOrWriteEvict", "BUSY_BLKD", "BUSY_INTR", C),  # 25 characters; CPU 2's L2 -> home 0: 1 crossing
+]
+# line: (requests, invalidations, crossings)
+CHI_COUNTS = {A: (2, 2, 4), B: (1, 0, 2), C: (0, 0, 1)}
+
+
+def write_trace(path: Path, lines: list[str]) -> Path:
+    with gzip.open(path, "wt") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+def chi_profile(trace: Path, cpu_to_node: tuple[int, ...] = (0, 0, 1, 1)) -> dict[int, tuple[int, int, int]]:
+    rules = load_rules()
+    protocol = rules.protocols["CHI"]
+    topology = read_topology(CHI_RUN / "config.json", protocol, LINE_BYTES, cpu_to_node)
+    counts = scan_trace(trace, chunk_bytes=300)
+    (only,) = [roi_profile(roi, rules, protocol, topology) for roi in counts.rois]
+    return {t.line: (t.requests, t.invalidations, t.crossings) for t in only.lines.values()}
+
+
+def test_the_run_together_names_are_in_the_trace() -> None:
+    assert any("CacheSendSnpUniqueFwdCompData" in line for line in CHI_TRACE)
+    assert any("CacheSendWriteBackOrWriteEvict" in line for line in CHI_TRACE)
+
+
+def test_the_hot_line_profile_counts_a_known_chi_trace(tmp_path: Path) -> None:
+    assert chi_profile(write_trace(tmp_path / "roi.trace.gz", CHI_TRACE)) == CHI_COUNTS
+
+
+def test_chi_topology_reads_homes_by_range_and_checks_cpu_to_node() -> None:
+    protocol = load_rules().protocols["CHI"]
+    topology = read_topology(CHI_RUN / "config.json", protocol, LINE_BYTES, (0, 0, 1, 1))
+    assert (topology.home_bank(A), topology.home_bank(B), topology.home_node(B)) == (0, 1, 1)
+    assert [topology.role("Cache", v) for v in (0, 3, 4, 14)] == ["home", "l1", "l2", "dma"]
+    with pytest.raises(HotlinesError, match=r"Cache 8 is on node 1 by the network, but result.json's cpu_to_node puts CPU 2 on node 0"):
+        read_topology(CHI_RUN / "config.json", protocol, LINE_BYTES, (0, 0, 0, 1))
+    with pytest.raises(HotlinesError, match=r"no Cache home's addr_ranges hold line 0xc0000000"):
+        topology.home_bank(0xC0000000)
+
+
+def test_a_chi_controller_the_machine_lacks_is_named(tmp_path: Path) -> None:
+    trace = write_trace(tmp_path / "roi.trace.gz", [*CHI_TRACE, gem5_line(16, "Cache", "SnpUnique", "SC", "BUSY_BLKD", A)])
+    with pytest.raises(UnreadableTransition, match=r"no Cache_Controller of version 16, which the trace names"):
+        chi_profile(trace)
+
+
+def test_per_lock_attribution_counts_a_known_chi_trace(tmp_path: Path) -> None:
+    lock = TracedLock("bench:lock", A + 4, 4)
+    trace = write_trace(tmp_path / "roi.trace.gz", CHI_TRACE)
+    attribution = attribute_trace(trace, [lock], LINE_BYTES)
+    by_event = attribution.events_by_lock()
+    assert by_event[("bench:lock", "Cache", "SendSnpUniqueFwdCompData")] == 1  # split off "Cache" again
+    assert attribution.requests == Counter({("bench:lock", A, "ST"): 1})
+    job = TraceJob("chi", trace, (lock,), LINE_BYTES)
+    _events, (summary,) = run_lock_tables(job, attribution, {}, read_config(CHI_RUN / "config.json"))
+    # Every transition of the events counts here, parked ones included (lock_events.toml):
+    # ReadUnique_PoC RU + ReadShared x3 at home 0; SnpUnique SC, SnpCleanInvalid SC, SnpUnique BUSY_BLKD and
+    # UD_T at L2s (CPU 0's L1D's SnpUnique is not); SnpUniqueFwd at CPU 0's L2.
+    assert (summary["home_requests"], summary["invalidations"], summary["forwards"]) == (4, 4, 1)
+
+
+def test_a_protocol_without_lock_event_rules_gives_nan_not_zero(tmp_path: Path) -> None:
+    trace = write_trace(tmp_path / "roi.trace.gz", CHI_TRACE)
+    lock = TracedLock("bench:lock", A, 4)
+    facts = dataclasses.replace(read_config(CHI_RUN / "config.json"), ruby_protocol="MOESI_hammer")
+    _events, (summary,) = run_lock_tables(TraceJob("chi", trace, (lock,), LINE_BYTES), attribute_trace(trace, [lock], LINE_BYTES), {}, facts)
+    assert all(math.isnan(summary[kind]) for kind in ("home_requests", "invalidations", "forwards"))
