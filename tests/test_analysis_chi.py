@@ -26,7 +26,7 @@ from analysis.hotlines.scan import scan_trace
 from analysis.hotlines.topology import read_topology
 from analysis.locks import run_lock_tables
 from analysis.protocol_trace import TracedLock, attribute_trace
-from analysis.runs import RunStats
+from analysis.runs import MissingStatError, RunStats
 from analysis.stats_reader import read_dumps
 from analysis.trace_attribution import TraceJob
 from analysis_checks import FIXTURES
@@ -272,3 +272,13 @@ def test_a_protocol_without_lock_event_rules_gives_nan_not_zero(tmp_path: Path) 
     facts = dataclasses.replace(read_config(CHI_RUN / "config.json"), ruby_protocol="MOESI_hammer")
     _events, (summary,) = run_lock_tables(TraceJob("chi", trace, (lock,), LINE_BYTES), attribute_trace(trace, [lock], LINE_BYTES), {}, facts)
     assert all(math.isnan(summary[kind]) for kind in ("home_requests", "invalidations", "forwards"))
+
+
+def test_absent_chi_controller_stats_read_as_zero_within_the_controller_count() -> None:
+    run = chi_run()
+    ruby = "board.cache_hierarchy.ruby_system"
+    assert run.value(0, f"{ruby}.Cache_Controller.I.ReadShared", "4") == 7
+    assert run.value(0, f"{ruby}.Cache_Controller.SD.SnpOnce", "15") == 0.0  # nozero: not printed
+    assert run.value(0, f"{ruby}.Memory_Controller.ReadNoSnp", "total") == 0.0
+    with pytest.raises(MissingStatError, match="element 16 of a vector over the 16 Cache_Controller object"):
+        run.value(0, f"{ruby}.Cache_Controller.SD.SnpOnce", "16")
