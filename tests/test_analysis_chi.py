@@ -23,10 +23,11 @@ from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.profile import UnreadableTransition, roi_profile
 from analysis.hotlines.rules import load_rules
 from analysis.hotlines.scan import scan_trace
+from analysis.hotlines.table import hotline_tables
 from analysis.hotlines.topology import read_topology
-from analysis.locks import run_lock_tables
+from analysis.locks import lock_tables, run_lock_tables
 from analysis.protocol_trace import TracedLock, attribute_trace
-from analysis.runs import MissingStatError, RunStats
+from analysis.runs import MissingStatError, RunStats, load_results
 from analysis.stats_reader import read_dumps
 from analysis.trace_attribution import TraceJob
 from analysis_checks import FIXTURES
@@ -43,6 +44,14 @@ HOMES = (0, 1)
 L2S = (4, 7, 10, 13)
 L1S = (2, 3, 5, 6, 8, 9, 11, 12)
 DMAS = (14, 15)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Traces read here are cached in the test's own folder, not the machine's lockstudy cache."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(cache))
+    return cache
 
 
 def test_a_chi_config_is_recognised_with_its_facts() -> None:
@@ -282,3 +291,28 @@ def test_absent_chi_controller_stats_read_as_zero_within_the_controller_count() 
     assert run.value(0, f"{ruby}.Memory_Controller.ReadNoSnp", "total") == 0.0
     with pytest.raises(MissingStatError, match="element 16 of a vector over the 16 Cache_Controller object"):
         run.value(0, f"{ruby}.Cache_Controller.SD.SnpOnce", "16")
+
+
+def test_a_chi_run_folder_analyses_end_to_end(tmp_path: Path) -> None:
+    """The hand-made CHI config.json, stats.txt and trace with a real result.json (the MESI fixture's, its
+    machine kind set to chi-numa): runs, metrics, per-lock summary and hot lines all read it."""
+    if not (MESI_RUN / "result.json").is_file():
+        pytest.skip("no real result.json to borrow")
+    folder = tmp_path / "results" / "altix-numa-chi"
+    folder.mkdir(parents=True)
+    for name in ("config.json", "stats.txt"):
+        (folder / name).write_bytes((CHI_RUN / name).read_bytes())
+    result = json.loads((MESI_RUN / "result.json").read_text())
+    result["provenance"]["machine"]["kind"] = "chi-numa"
+    (folder / "result.json").write_text(json.dumps(result))
+    write_trace(folder / "roi.trace.gz", CHI_TRACE)
+    results, unreadable = load_results(folder.parent, None)
+    assert not unreadable
+    (row,) = metrics.run_rows(results.runs["altix-numa-chi"])
+    assert (row["coherence_requests"], row["invalidations"], row["forwards"]) == (18, 4, 5)
+    _events, summary = lock_tables(results, processes=1)
+    bench = summary[summary["lock"] == "bench:lock"].iloc[0]
+    assert (bench["home_requests"], bench["invalidations"], bench["forwards"]) == (4, 4, 1)
+    rows = hotline_tables(results).rows
+    assert rows["line"].tolist()[:2] == [f"0x{A:x}", f"0x{B:x}"]
+    assert rows[["requests", "invalidations", "crossings"]].values.tolist()[:2] == [list(CHI_COUNTS[A]), list(CHI_COUNTS[B])]
