@@ -2,8 +2,12 @@
 
 The metrics need what was really simulated, not what a campaign asked
 for: CPU count, classic or Ruby caches (and which protocol), cache sizes
-and line size, the CPU clock, memory ranges. The recognition rules are
-data: analysis/data/gem5_config.toml (with their gem5 sources).
+and line size, the CPU clock, memory ranges, and for Ruby every
+controller: its machine and version (as ProtocolTrace and the per-event
+stats name it), its role in the protocol (a CHI Cache controller is an
+L1, a private L2, a home node or a DMA requester), the CPU it serves and
+its node (analysis/ruby_wiring.py). The recognition rules are data:
+analysis/data/gem5_config.toml (with their gem5 sources).
 """
 
 from __future__ import annotations
@@ -15,7 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
+from analysis.ruby_wiring import WiringError, read_wiring
+
 DATA_FILE = Path(__file__).resolve().parent / "data" / "gem5_config.toml"
+BOOL_TEXTS = ("true", "false")  # a Bool param's config_value() is a Python bool (params.py:1079-1080)
+CONTROLLER_SUFFIX = "_Controller"  # a SLICC machine M is the SimObject type M_Controller (StateMachine.py)
 
 
 class ConfigError(ValueError):
@@ -31,6 +39,19 @@ class CacheFacts:
 
 
 @dataclass(frozen=True)
+class ControllerFacts:
+    """One Ruby controller: `machine` and `version` as ProtocolTrace prints them, its role, CPU and node."""
+
+    path: str
+    machine: str  # the SLICC machine: the type without CONTROLLER_SUFFIX
+    version: int
+    role: str  # gem5_config.toml [[ruby.protocols.<protocol>.role]]
+    cpu: int | None  # the version of its sequencer (the CPU it serves), if it has one
+    node: int | None  # from the network wiring; None when the wiring does not tell
+    addr_ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class MachineFacts:
     source: str
     num_cpus: int
@@ -43,6 +64,13 @@ class MachineFacts:
     memory_ranges: tuple[tuple[int, int], ...]
     ticks_per_second: int
     objects_by_type: dict[str, int] = field(default_factory=dict)
+    controllers: tuple[ControllerFacts, ...] = ()
+    inter_node_links: frozenset[str] = frozenset()  # SimpleIntLink paths between switches of different nodes
+    wiring_note: str = ""  # why controllers have no node, when they have none
+
+    def versions_of(self, role: str) -> frozenset[int]:
+        """The versions of the controllers of one role (the elements of their per-event stat vectors)."""
+        return frozenset(c.version for c in self.controllers if c.role == role)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -54,6 +82,7 @@ class MachineFacts:
             "line_bytes": self.line_bytes,
             "caches": [c.__dict__ for c in self.caches],
             "memory_ranges": [[hex(a), hex(b)] for a, b in self.memory_ranges],
+            "controllers": [[c.path, c.machine, c.version, c.role, c.cpu, c.node] for c in self.controllers],
         }
 
 
@@ -97,7 +126,74 @@ def _parse_range(text: Any, where: str) -> tuple[int, int]:
 
 
 def _truthy(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.lower() == "true")
+    return value is True or (isinstance(value, str) and value.lower() == BOOL_TEXTS[0])
+
+
+def _protocol_of(objects: list[dict[str, Any]], counts: dict[str, int], ruby_rules: dict[str, Any], source: str) -> str:
+    """The one protocol whose controller types are all present and whose signature controller has its parameters."""
+    found = []
+    for name, signature in ruby_rules["protocols"].items():
+        types_present = all(counts.get(t) for t in signature["controller_types"])
+        marked = [o for o in objects if o["type"] == signature["signature_controller_type"]]
+        if types_present and marked and all(p in marked[0] for p in signature["signature_params"]):
+            found.append(name)
+    if len(found) != 1:
+        controllers = sorted(t for t in counts if t.endswith(CONTROLLER_SUFFIX))
+        what = "is not recognised" if not found else f"matches several ({found})"
+        raise ConfigError(f"{source}: a Ruby system whose protocol {what} (controllers {controllers}); add it to {DATA_FILE}")
+    return found[0]
+
+
+def _role_of(obj: dict[str, Any], roles: list[dict[str, Any]], source: str) -> str:
+    """The first role of the protocol whose controller type and parameter values the controller has."""
+    for role in roles:
+        if obj["type"] == role["type"] and all(_same_value(obj.get(k), v) for k, v in role.get("when", {}).items()):
+            return str(role["name"])
+    raise ConfigError(f"{source}: {obj['path']}: a {obj['type']} that no role of {DATA_FILE} describes")
+
+
+def _same_value(found: Any, wanted: Any) -> bool:
+    if isinstance(wanted, bool):
+        return isinstance(found, (bool, str)) and str(found).lower() in BOOL_TEXTS and _truthy(found) == wanted
+    return found == wanted
+
+
+def _sequencer_version(obj: dict[str, Any], child: str, source: str) -> int | None:
+    sequencer = obj.get(child)
+    if isinstance(sequencer, dict) and "version" in sequencer:
+        return _as_int(sequencer["version"], f"{source}: {sequencer.get('path')}.version")
+    return None
+
+
+def ruby_controllers(objects: list[dict[str, Any]], protocol: str, source: str) -> tuple[tuple[ControllerFacts, ...], frozenset[str], str]:
+    """(every controller of the protocol with its role, CPU and node; the inter-node links; why nodes are missing, if they are)."""
+    rules = _rules()["ruby"]
+    protocol_rules = rules["protocols"][protocol]
+    roles = protocol_rules["role"]
+    found = [o for o in objects if str(o["type"]).endswith(CONTROLLER_SUFFIX) and "version" in o]
+    memory_side = [o["path"] for o in found if o["type"] in protocol_rules["memory_side_types"]]
+    note = ""
+    try:
+        wiring = read_wiring(objects, [o["path"] for o in found], memory_side, source)
+        nodes, crossing = wiring.node_of, wiring.inter_node_links
+    except WiringError as exc:
+        nodes, crossing, note = {}, frozenset(), str(exc)
+    controllers = []
+    for obj in found:
+        where = f"{source}: {obj['path']}"
+        ranges = tuple(_parse_range(r, f"{where}.addr_ranges") for r in obj.get("addr_ranges", []))
+        controllers.append(
+            ControllerFacts(
+                path=obj["path"],
+                machine=str(obj["type"])[: -len(CONTROLLER_SUFFIX)],
+                version=_as_int(obj["version"], f"{where}.version"),
+                role=_role_of(obj, roles, source),
+                cpu=_sequencer_version(obj, rules["sequencer_child"], source),
+                node=nodes.get(obj["path"]),
+                addr_ranges=ranges,
+            )
+        )
+    return tuple(sorted(controllers, key=lambda c: (c.machine, c.version))), crossing, note
 
 
 def read_config(path: Path, ticks_per_second: int | None = None) -> MachineFacts:
@@ -140,20 +236,17 @@ def machine_facts(tree: Any, source: str, ticks_per_second: int | None = None) -
     ruby_systems = [o for o in objects if o["type"] == ruby_rules["system_type"]]
     caches: list[CacheFacts] = []
     protocol = None
+    controllers: tuple[ControllerFacts, ...] = ()
+    inter_node_links: frozenset[str] = frozenset()
+    wiring_note = ""
     if ruby_systems:
         hierarchy = "ruby"
         line = _as_int(ruby_systems[0].get("block_size_bytes"), f"{source}: {ruby_systems[0]['path']}.block_size_bytes")
         for obj in objects:
             if obj["type"] == ruby_rules["cache_type"]:
                 caches.append(CacheFacts(obj["path"], _as_int(obj["size"], obj["path"]), _as_int(obj["assoc"], obj["path"]), "ruby"))
-        for name, signature in ruby_rules["protocols"].items():
-            types_present = all(counts.get(t) for t in signature["controller_types"])
-            l1s = [o for o in objects if o["type"] == signature["l1_controller_type"]]
-            if types_present and l1s and all(p in l1s[0] for p in signature["l1_signature_params"]):
-                protocol = name
-        if protocol is None:
-            controllers = sorted(t for t in counts if t.endswith("_Controller"))
-            raise ConfigError(f"{source}: a Ruby system whose protocol is not recognised (controllers {controllers}); add it to {DATA_FILE}")
+        protocol = _protocol_of(objects, counts, ruby_rules, source)
+        controllers, inter_node_links, wiring_note = ruby_controllers(objects, protocol, source)
     else:
         hierarchy = "classic"
         line = None
@@ -181,4 +274,7 @@ def machine_facts(tree: Any, source: str, ticks_per_second: int | None = None) -
         memory_ranges=tuple(ranges),
         ticks_per_second=tps,
         objects_by_type=counts,
+        controllers=controllers,
+        inter_node_links=inter_node_links,
+        wiring_note=wiring_note,
     )

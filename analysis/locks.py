@@ -11,7 +11,9 @@ and every CPU request; this module turns that into two tables:
 - `lock_events`: run_id, line, locks (every lock with a byte on that
   line), controller, event, count;
 - `lock_summary`: one row per run and lock: the lock's line, its
-  invalidations, forwards and home-bank requests, the CPU requests on
+  invalidations, forwards and home requests (which events of which
+  controllers count as these, per Ruby protocol:
+  analysis/data/lock_events.toml), the CPU requests on
   the lock's own bytes, and the requests on the same line for other data
   (false sharing), each also per hand-off when the run is a kbench run.
 
@@ -28,12 +30,14 @@ attributed with the union of their registries.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from analysis.config_reader import MachineFacts
 from analysis.protocol_trace import Attribution, TracedLock
 from analysis.trace_attribution import TraceJob, attribute_all
 from analysis.runs import Results, RunStats
@@ -42,15 +46,58 @@ from lockstudy.files import read_toml, typed_field
 TRACE_FILE = "roi.trace.gz"
 SYSTEM_MAP = "System.map"  # next to the kernel build's vmlinux (lockstudy/kernel/build.py)
 STATIC_LOCKS_FILE = Path(__file__).resolve().parent / "data" / "static_locks.toml"
-L1 = "L1Cache"
-L2 = "L2Cache"
-INVALIDATION_EVENTS = ("Inv",)
-FORWARD_EVENTS = ("Fwd_GETX", "Fwd_GETS")
-HOME_REQUEST_EVENTS = ("L1_GETS", "L1_GETX", "L1_UPGRADE")
+LOCK_EVENTS_FILE = Path(__file__).resolve().parent / "data" / "lock_events.toml"
+EVENT_KINDS = ("invalidations", "forwards", "home_requests")
 
 
 class StaticLocksError(ValueError):
     """System.map and the guest's registry disagree, or the static-locks file is malformed."""
+
+
+class LockEventsError(ValueError):
+    """lock_events.toml is malformed or has no entry for a run's protocol: one line naming file, field, value."""
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """The events of one machine (and role, when given) that count as one kind (invalidations, ...)."""
+
+    machine: str
+    role: str | None
+    events: frozenset[str]
+
+
+@lru_cache(maxsize=None)
+def load_lock_events(path: Path = LOCK_EVENTS_FILE) -> dict[str, dict[str, EventKind]]:
+    """protocol -> kind -> its events."""
+    data = read_toml(path, LockEventsError)
+    out: dict[str, dict[str, EventKind]] = {}
+    for protocol, table in typed_field(data, "protocol", dict, str(path), error=LockEventsError).items():
+        kinds = {}
+        for kind in EVENT_KINDS:
+            where = f"{path}: [protocol.{protocol}.{kind}]"
+            entry = typed_field(table, kind, dict, f"{path}: [protocol.{protocol}]", error=LockEventsError)
+            typed_field(entry, "why", str, where, error=LockEventsError)
+            events = typed_field(entry, "events", list, where, error=LockEventsError)
+            role = typed_field(entry, "role", str, where, error=LockEventsError) if "role" in entry else None
+            kinds[kind] = EventKind(typed_field(entry, "machine", str, where, error=LockEventsError), role, frozenset(map(str, events)))
+        out[protocol] = kinds
+    return out
+
+
+def _kind_counts(events: Counter[tuple[str, int, str]], machine: MachineFacts | None) -> dict[str, int | float]:
+    """(controller, version, event) counts of one line -> count per kind; NaN when the run's protocol has no entry."""
+    kinds = load_lock_events().get(machine.ruby_protocol if machine else "")
+    if kinds is None:
+        return {kind: float("nan") for kind in EVENT_KINDS}
+    role_of = {(c.machine, c.version): c.role for c in machine.controllers} if machine else {}
+    return {
+        kind: sum(
+            n for (controller, version, event), n in events.items()
+            if controller == rule.machine and event in rule.events and (rule.role is None or role_of.get((controller, version)) == rule.role)
+        )
+        for kind, rule in kinds.items()
+    }  # fmt: skip
 
 
 @lru_cache(maxsize=None)
@@ -139,13 +186,17 @@ def trace_job(run: RunStats) -> TraceJob | None:
     return TraceJob(run.info.run_id, trace, tuple(locks), line_bytes)
 
 
-def run_lock_tables(job: TraceJob, attribution: Attribution, result: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(event rows, summary rows) of one traced run: its job, its trace's attribution, its result.json."""
+def run_lock_tables(
+    job: TraceJob, attribution: Attribution, result: dict[str, Any], machine: MachineFacts | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(event rows, summary rows) of one traced run: its job, its trace's attribution, its result.json, its config.json's facts."""
     locks, line_bytes = job.locks, job.line_bytes
     events: list[dict[str, Any]] = []
     per_line: dict[int, Counter[tuple[str, str]]] = {}
-    for (line, controller, _version, event), count in attribution.events.items():
+    per_controller: dict[int, Counter[tuple[str, int, str]]] = {}
+    for (line, controller, version, event), count in attribution.events.items():
         per_line.setdefault(line, Counter())[(controller, event)] += count
+        per_controller.setdefault(line, Counter())[(controller, version, event)] += count
     for line, counts in sorted(per_line.items()):
         names = ", ".join(lock.name for lock in attribution.lock_lines[line])
         for (controller, event), count in sorted(counts.items()):
@@ -155,6 +206,7 @@ def run_lock_tables(job: TraceJob, attribution: Attribution, result: dict[str, A
     for lock in locks:
         line = lock.physical - lock.physical % line_bytes
         counts = per_line.get(line, Counter())
+        kinds = _kind_counts(per_controller.get(line, Counter()), machine)
         own = sum(n for (holder, on_line, _kind), n in attribution.requests.items() if on_line == line and holder == lock.name)
         other = sum(n for (holder, on_line, _kind), n in attribution.requests.items() if on_line == line and holder != lock.name)
         row = {
@@ -162,9 +214,7 @@ def run_lock_tables(job: TraceJob, attribution: Attribution, result: dict[str, A
             "lock": lock.name,
             "line": f"0x{line:x}",
             "shares_line_with": ", ".join(o.name for o in attribution.lock_lines.get(line, ()) if o.name != lock.name),
-            "invalidations": sum(counts[(L1, e)] for e in INVALIDATION_EVENTS),
-            "forwards": sum(counts[(L1, e)] for e in FORWARD_EVENTS),
-            "home_requests": sum(counts[(L2, e)] for e in HOME_REQUEST_EVENTS),
+            **kinds,
             "controller_events": sum(counts.values()),
             "requests_own": own,
             "requests_other_on_line": other,
@@ -183,7 +233,8 @@ def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.Data
     events: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     for job in jobs:
-        more_events, more_summary = run_lock_tables(job, attributions[job.key], results.runs[job.key].info.result)
+        run = results.runs[job.key]
+        more_events, more_summary = run_lock_tables(job, attributions[job.key], run.info.result, run.machine)
         events += more_events
         summary += more_summary
     return pd.DataFrame(events), pd.DataFrame(summary)

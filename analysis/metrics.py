@@ -16,6 +16,14 @@ result of the testcase that ran in it, and builds one table:
 A metric the machine's memory system does not have is NaN (a bus has no
 invalidation messages of its own; Ruby has no broadcast). A denominator
 of zero gives NaN, never infinity or zero.
+
+A Ruby rule may name its `protocol` (MESI_Two_Level and CHI name the
+same metric from different stats), a controller `role` (its stat is a
+per-event vector with one element per controller version, and only the
+versions of that role count: CHI's one Cache machine is every cache
+level and the home) and `links = "inter_node"` (only stats of the
+network links between switches of different nodes count). Roles,
+versions and links come from config.json (config_reader.MachineFacts).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.config_reader import MachineFacts
 from analysis.runs import CAMPAIGN_OUT, Results, RunStats
 from lockstudy.files import read_toml, typed_field
 from lockstudy.run_spec import RunSpecError, parse_run_spec
@@ -38,6 +47,8 @@ from lockstudy.run_spec import RunSpecError, parse_run_spec
 DATA_FILE = Path(__file__).resolve().parent / "data" / "metrics.toml"
 HIERARCHIES = ("classic", "ruby")
 COMBINES = ("sum", "bucket_weighted")
+LINK_SETS = ("inter_node",)  # MachineFacts.inter_node_links
+STAT_PATH_SEPARATOR = "."
 TOTAL_SUB = "total"
 SPINLOCK_SWITCH = "lockstudy.spinlock="
 SPINLOCK_SETTING = "spinlock"  # /sys/kernel/lockstudy/spinlock, as the guest printed it
@@ -60,6 +71,9 @@ class MetricRule:
     required: bool
     description: str
     source: str
+    protocol: str | None = None  # None: every protocol of the hierarchy
+    role: str | None = None  # only the vector elements of these controllers' versions
+    links: str | None = None  # only stats of these links (LINK_SETS)
 
     def takes_bare_total(self) -> bool:
         return self.sub.fullmatch(TOTAL_SUB) is not None
@@ -81,8 +95,8 @@ class MetricRules:
     normalised: tuple[str, ...]
     copies_arguments: dict[str, CopiesArgument] = field(default_factory=dict)  # testcase -> its copies
 
-    def of(self, hierarchy: str) -> list[MetricRule]:
-        return [rule for rule in self.rules if rule.hierarchy == hierarchy]
+    def of(self, hierarchy: str, protocol: str | None = None) -> list[MetricRule]:
+        return [rule for rule in self.rules if rule.hierarchy == hierarchy and rule.protocol in (None, protocol)]
 
     def names(self) -> list[str]:
         seen = dict.fromkeys(rule.name for rule in self.rules)
@@ -112,8 +126,14 @@ def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
         combine = _field(entry, "combine", str, where)
         if combine not in COMBINES:
             raise MetricsError(f"{where}.combine: {combine!r} is not one of {COMBINES}")
+        links = entry.get("links")
+        if links is not None and links not in LINK_SETS:
+            raise MetricsError(f"{where}.links: {links!r} is not one of {LINK_SETS}")
         rules.append(
             MetricRule(
+                protocol=_field(entry, "protocol", str, where) if "protocol" in entry else None,
+                role=_field(entry, "role", str, where) if "role" in entry else None,
+                links=links,
                 name=_field(entry, "name", str, where),
                 hierarchy=hierarchy,
                 stat=_regex(_field(entry, "stat", str, where), f"{where}.stat"),
@@ -153,8 +173,29 @@ def _by_stat(run: RunStats, roi: int) -> dict[str, dict[str, float]]:
     return grouped
 
 
-def _apply(rule: MetricRule, grouped: dict[str, dict[str, float]], where: str) -> float:
+def _owned_by(stat: str, owners: frozenset[str]) -> bool:
+    """Whether the stat belongs to one of these SimObject paths (its name is `<path>.<...>`)."""
+    head = stat
+    while STAT_PATH_SEPARATOR in head:
+        head = head.rpartition(STAT_PATH_SEPARATOR)[0]
+        if head in owners:
+            return True
+    return False
+
+
+def _apply(rule: MetricRule, grouped: dict[str, dict[str, float]], where: str, machine: MachineFacts) -> float:
+    """The rule's sum over one dump; NaN when config.json cannot say which controllers or links it covers."""
+    versions: frozenset[str] | None = None
+    if rule.role is not None:
+        found = machine.versions_of(rule.role)
+        if not found:
+            return math.nan
+        versions = frozenset(str(version) for version in found)
+    if rule.links is not None and machine.wiring_note:
+        return math.nan
     matched = [stat for stat in grouped if rule.stat.fullmatch(stat)]
+    if rule.links is not None:
+        matched = [stat for stat in matched if _owned_by(stat, machine.inter_node_links)]
     if not matched and rule.required:
         raise MetricsError(f"{where}: metric {rule.name}: no stat matches {rule.stat.pattern!r} (required)")
     total = 0.0
@@ -164,7 +205,7 @@ def _apply(rule: MetricRule, grouped: dict[str, dict[str, float]], where: str) -
             total += subs[""]
             continue
         for sub, value in subs.items():
-            if not rule.sub.fullmatch(sub) or math.isnan(value):
+            if not rule.sub.fullmatch(sub) or math.isnan(value) or (versions is not None and sub not in versions):
                 continue
             total += value * int(sub) if rule.combine == "bucket_weighted" else value
     return total
@@ -176,9 +217,9 @@ def roi_metrics(run: RunStats, roi: int, rules: MetricRules | None = None) -> di
     grouped = _by_stat(run, roi)
     where = f"{run.stats_path}: dump {roi}"
     values = {name: math.nan for name in rules.names()}
-    mine = rules.of(run.machine.hierarchy)
+    mine = rules.of(run.machine.hierarchy, run.machine.ruby_protocol)
     for name in dict.fromkeys(rule.name for rule in mine):
-        values[name] = sum(_apply(rule, grouped, where) for rule in mine if rule.name == name)
+        values[name] = sum(_apply(rule, grouped, where, run.machine) for rule in mine if rule.name == name)
     present = {rule.name for rule in mine}
     for name, parts in rules.derived.items():
         if all(part in present for part in parts):

@@ -20,7 +20,9 @@ Attribution joins the trace with the kernel's lock registry (the physical
 address and size of each lock, lockstudy.guest_output.RegisteredLock):
 
 - a controller event on a line that holds a registered lock counts for
-  that line, under the names of the locks it holds;
+  that line, under the names of the locks it holds, by controller
+  (machine and version: on CHI one machine, Cache, is every cache level
+  and the home, and analysis/locks.py tells them apart by version);
 - a sequencer request to such a line counts as a `lock` access when its
   address falls inside a lock's bytes and as an `other` access (data that
   shares the lock's line: false sharing) otherwise.
@@ -40,9 +42,12 @@ from pathlib import Path
 
 from analysis.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_in, read_chunks
 
-# SLICC machine names of MESI_Two_Level plus the sequencer's "Seq"
-# (src/mem/ruby/protocol/MESI_Two_Level.slicc; Sequencer.cc).
-MACHINES = ("L1Cache", "L2Cache", "Directory", "DMA", "Seq")
+# SLICC machine names of MESI_Two_Level (src/mem/ruby/protocol/
+# MESI_Two_Level.slicc) and of CHI (src/mem/ruby/protocol/chi/CHI.slicc:
+# Cache, CHI-cache.sm:39; Memory, CHI-mem.sm:39; MiscNode,
+# CHI-dvm-misc-node.sm:39), plus the sequencer's "Seq" (Sequencer.cc). No
+# name is the start of another, so a run-together name splits one way.
+MACHINES = ("L1Cache", "L2Cache", "Directory", "DMA", "Cache", "Memory", "MiscNode", "Seq")
 SEQUENCER = "Seq"
 SEQ_BEGIN = "Begin"
 LINE_MARK = " line 0x"

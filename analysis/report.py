@@ -77,7 +77,7 @@ def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path, written
     bounds = handoffs.load_bounds()
     section.paragraphs.append(
         f"`{bounds.metric}`: requests for a line that reached the point of coherence (the bus, or the "
-        "line's home L2 bank) during the ROI, divided by the bench lock's hand-offs (the guest's count). "
+        "line's home: MESI_Two_Level's L2 bank, CHI's home node) during the ROI, divided by the bench lock's hand-offs (the guest's count). "
         "Dashed: the analytical order drawn through each variant's smallest size (analysis/data/bounds.toml, "
         "with sources). A variant agrees when the measured slope against the waiters, between the "
         f"{bounds.asymptotic_sizes} largest sizes (the orders are asymptotic), shows the same order: "
@@ -188,8 +188,9 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     identity = table[["run_id", "study", "machine", "cpus", "nodes", "variant", "boot_args", "testcase", "trace", "run_spec"]].drop_duplicates("run_id")
     summary = summary.merge(identity, on="run_id", how="left")
     section.paragraphs.append(
-        "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the L1s "
-        "received, requests its home L2 bank received, and the CPUs' requests on the lock's own bytes against "
+        "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the CPUs' "
+        "caches received from the home (MESI_Two_Level's L1s, CHI's L2s), requests its home received (L2 bank, CHI "
+        "home node; analysis/data/lock_events.toml), and the CPUs' requests on the lock's own bytes against "
         "requests for other data on the same line (false sharing). Locks without any traffic are left out."
     )
     bench = summary[(summary["testcase"] == KBENCH) & (summary["lock"] == BENCH_LOCK)]

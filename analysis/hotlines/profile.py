@@ -85,13 +85,16 @@ class ProfileBuilder:
         self.topology = topology
         self.known = (*protocol.machines, rules.sequencer_machine)
         self.lines: dict[int, LineTraffic] = {}
-        # (names, state change) -> (machine, event, requests?, invalidations?, messages each): the rules, asked once
-        self._meaning: dict[tuple[bytes, bytes, bytes], tuple[str, str, bool, bool, int] | None] = {}
+        # (version, names, state change) -> (machine, event, requests?, invalidations?, messages each): the rules, asked once
+        self._meaning: dict[tuple[bytes, bytes, bytes, bytes], tuple[str, str, bool, bool, int] | None] = {}
 
     def _meaning_of(self, key: TransitionKey) -> tuple[str, str, bool, bool, int] | None:
-        """What a transition counts for (None: nothing, e.g. a CPU access); UnreadableTransition for an unknown machine."""
-        _version, first, second, change, _line, _stall = key
-        cached_key = (first, second, change)
+        """What a transition counts for (None: nothing, e.g. a CPU access); UnreadableTransition for an unknown controller.
+
+        The controller's version is part of what is asked: its role (CHI's
+        Cache is an L1, an L2 or a home) decides what the same event means."""
+        version, first, second, change, _line, _stall = key
+        cached_key = (version, first, second, change)
         if cached_key in self._meaning:
             return self._meaning[cached_key]
         names = split_names(first.decode(errors="replace"), second.decode(errors="replace"), self.known)
@@ -101,13 +104,17 @@ class ProfileBuilder:
         machine, event = names
         meaning = None
         if machine != self.rules.sequencer_machine:
+            try:
+                role = self.topology.role(machine, int(version))
+            except HotlinesError as exc:
+                raise UnreadableTransition(key, str(exc)) from None
             state = change.decode(errors="replace").partition(STATE_MARK)[0]
             meaning = (
                 machine,
                 event,
-                self.protocol.is_request(machine, event, state),
-                self.protocol.is_invalidation(machine, event),
-                self.protocol.home_messages(machine, event, state),
+                self.protocol.is_request(machine, role, event, state),
+                self.protocol.is_invalidation(machine, role, event, state),
+                self.protocol.home_messages(machine, role, event, state),
             )
             if not any(meaning[2:]):
                 meaning = None

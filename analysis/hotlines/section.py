@@ -27,10 +27,10 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
     section = Section("Hot lines")
     section.paragraphs.append(
         "Like `perf c2c`, but every coherence message of the ROI rather than samples: the cache lines of each traced "
-        "study's ROIs by `requests` (coherence requests the line's home L2 bank served, each once), with the "
-        "`invalidations` the L1s received for it and its node `crossings` (messages between an L1 or a directory and "
-        "the line's home bank on another node; only messages one trace line names both ends of, so a lower bound: "
-        "analysis/data/hotlines.toml). `share` is the line's part of all the study's traced requests. A line's counts are "
+        "study's ROIs by `requests` (coherence requests the line's home served, each once: MESI_Two_Level's L2 bank, "
+        "CHI's home node), with the `invalidations` the CPUs' caches received for it from the home (MESI_Two_Level's "
+        "L1s, CHI's private L2s) and its node `crossings` (messages between a controller and the line's home on another "
+        "node; only messages one trace line names both ends of, so a lower bound: analysis/data/hotlines.toml). `share` is the line's part of all the study's traced requests. A line's counts are "
         "summed over the study's traced ROIs (its runs restore one boot checkpoint per size, so an address is the same "
         "object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start) and the "
         "guest's registered locks on the line; `unknown (heap)` is memory the guest does not describe (slab, per-CPU "

@@ -1,62 +1,75 @@
-"""Which node each Ruby controller is on, and each line's home: from the run's config.json.
+"""Which node and role each Ruby controller has, and each line's home: from the run's config.json.
 
 A ProtocolTrace line names its controller by machine and version
-(`L1Cache 2`); config.json holds every controller as a SimObject of type
-`<machine>_Controller` with that `version`, and the network that joins
-them (gem5-configs/components/numalink.py): each controller's
-SimpleExtLink names the switch it attaches to (`ext_node` -> `int_node`),
-and SimpleIntLinks join switches (`src_node`, `dst_node`).
-
-The node of a controller is read from that wiring, not assumed from the
-machine file:
-- a node's hub is the switch its memory side attaches to (the directory
-  of the node's memory range); hubs are numbered as their `router_id`s
-  sort (numalink.py creates them first, router_id = node);
-- a controller on a hub is on the hub's node; one on another switch (a
-  CPU's port switch, chi-numa) is on the node of the one hub that switch
-  links to; a controller whose switch reaches no hub or two is an error.
-The result is checked against the run's own `cpu_to_node` (result.json
-provenance.machine) when given: the cache controller of version i is CPU
-i's.
+(`L1Cache 2`, `Cache 5`); config.json holds every controller as a
+SimObject of type `<machine>_Controller` with that `version`. Its role
+(analysis/data/gem5_config.toml: CHI's one Cache machine is an L1, a
+private L2, a home or a DMA requester) and its node come from
+analysis/config_reader.py, the node from the network wiring
+(analysis/ruby_wiring.py), not from the machine file. The result is
+checked against the run's own `cpu_to_node` (result.json
+provenance.machine) when given: a controller of the protocol's cache
+machine and role whose sequencer has version i serves CPU i.
 
 The home of a line (the controller that serialises its requests) is
-selected by address bits as the protocol does (MESI_Two_Level: the L2
-bank of bits [log2(line), log2(line) + l2_select_num_bits)).
+selected as the protocol does:
+- `address_bits` (MESI_Two_Level): the L2 bank of bits [log2(line),
+  log2(line) + l2_select_num_bits) of the address;
+- `address_ranges` (CHI): the home whose `addr_ranges` hold the address
+  (AbstractController::mapAddressToDownstreamMachine,
+  src/mem/ruby/slicc_interface/AbstractController.cc:427-445; our homes'
+  ranges are their nodes' memory, gem5-configs/components/chi_numa.py).
 """
 
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.config_reader import sim_objects
+from analysis.config_reader import CONTROLLER_SUFFIX, ConfigError, ControllerFacts, ruby_controllers, sim_objects
 from analysis.hotlines.errors import HotlinesError
-from analysis.hotlines.rules import ProtocolRules
-
-CONTROLLER_SUFFIX = "_Controller"
+from analysis.hotlines.rules import HOME_SELECTIONS, ProtocolRules
 
 
 @dataclass(frozen=True)
 class Topology:
-    """Controllers' nodes and the home-bank selection of one simulated machine."""
+    """Controllers' nodes and roles, and the home selection, of one simulated machine."""
 
     source: str
     line_bytes: int
     home_machine: str
-    home_select_bits: int
+    home_select_bits: int | None  # address_bits
+    home_ranges: tuple[tuple[int, int, int], ...]  # address_ranges: (start, end, home version), by start
     node_of: dict[tuple[str, int], int]  # (machine, version) -> node
+    role_of: dict[tuple[str, int], str]  # (machine, version) -> role
+
+    def _missing(self, machine: str, version: int) -> HotlinesError:
+        return HotlinesError(f"{self.source}: no {machine}{CONTROLLER_SUFFIX} of version {version}, which the trace names")
 
     def node(self, machine: str, version: int) -> int:
         try:
             return self.node_of[(machine, version)]
         except KeyError:
-            raise HotlinesError(f"{self.source}: no {machine}{CONTROLLER_SUFFIX} of version {version}, which the trace names") from None
+            raise self._missing(machine, version) from None
+
+    def role(self, machine: str, version: int) -> str:
+        try:
+            return self.role_of[(machine, version)]
+        except KeyError:
+            raise self._missing(machine, version) from None
 
     def home_bank(self, line: int) -> int:
-        return (line // self.line_bytes) & ((1 << self.home_select_bits) - 1)
+        """The version of the line's home controller."""
+        if self.home_select_bits is not None:
+            return (line // self.line_bytes) & ((1 << self.home_select_bits) - 1)
+        at = bisect_right(self.home_ranges, (line, float("inf"), float("inf"))) - 1
+        if at < 0 or not self.home_ranges[at][0] <= line < self.home_ranges[at][1]:
+            raise HotlinesError(f"{self.source}: no {self.home_machine} home's addr_ranges hold line 0x{line:x}")
+        return self.home_ranges[at][2]
 
     def home_node(self, line: int) -> int:
         return self.node(self.home_machine, self.home_bank(line))
@@ -85,47 +98,56 @@ def read_topology(path: Path, protocol: ProtocolRules, line_bytes: int, cpu_to_n
     return topology_of(tree, str(path), protocol, line_bytes, cpu_to_node)
 
 
+def _select_bits(objects: list[dict[str, Any]], protocol: ProtocolRules, source: str) -> int:
+    param = str(protocol.home_select_bits_param)
+    kind = protocol.cache_machine + CONTROLLER_SUFFIX
+    found = {_int(obj.get(param), f"{source}: {obj['path']}.{param}") for obj in objects if obj["type"] == kind and "version" in obj}
+    if len(found) != 1:
+        raise HotlinesError(f"{source}: the {protocol.cache_machine} controllers' {param} should be one value, found {sorted(found)}")
+    return found.pop()
+
+
+def _home_ranges(controllers: tuple[ControllerFacts, ...], protocol: ProtocolRules, source: str) -> tuple[tuple[int, int, int], ...]:
+    homes = [c for c in controllers if c.machine == protocol.home_machine and (protocol.home_role is None or c.role == protocol.home_role)]
+    ranges = sorted((start, end, home.version) for home in homes for start, end in home.addr_ranges)
+    if not ranges:
+        raise HotlinesError(f"{source}: no {protocol.home_machine} controller of role {protocol.home_role!r} with addr_ranges: no line has a home")
+    for (_, end, first), (start, _, second) in zip(ranges, ranges[1:]):
+        if start < end:
+            raise HotlinesError(f"{source}: the addr_ranges of homes {first} and {second} overlap at 0x{start:x}")
+    return tuple(ranges)
+
+
 def topology_of(tree: Any, source: str, protocol: ProtocolRules, line_bytes: int, cpu_to_node: Sequence[int] | None = None) -> Topology:
     objects = list(sim_objects(tree))
-    controllers: dict[str, tuple[str, int]] = {}  # path -> (machine, version)
-    select_bits: set[int] = set()
-    for obj in objects:
-        kind = str(obj["type"])
-        if kind.endswith(CONTROLLER_SUFFIX) and "version" in obj:
-            machine = kind[: -len(CONTROLLER_SUFFIX)]
-            controllers[obj["path"]] = (machine, _int(obj["version"], f"{source}: {obj['path']}.version"))
-            if machine == protocol.cache_machine:
-                select_bits.add(_int(obj.get(protocol.home_select_bits_param), f"{source}: {obj['path']}.{protocol.home_select_bits_param}"))
-    if len(select_bits) != 1:
-        raise HotlinesError(f"{source}: the {protocol.cache_machine} controllers' {protocol.home_select_bits_param} should be one value, found {sorted(select_bits)}")
-    switch_of = {obj["ext_node"]: obj["int_node"] for obj in objects if "ext_node" in obj and "int_node" in obj}
-    router_id = {obj["path"]: _int(obj.get("router_id"), f"{source}: {obj['path']}.router_id") for obj in objects if "router_id" in obj}
-    neighbours: dict[str, set[str]] = {}
-    for obj in objects:
-        if "src_node" in obj and "dst_node" in obj and isinstance(obj["src_node"], str) and isinstance(obj["dst_node"], str):
-            neighbours.setdefault(obj["src_node"], set()).add(obj["dst_node"])
-    memory_switches = {switch_of.get(path) for path, (machine, _) in controllers.items() if machine == protocol.memory_machine}
-    if not memory_switches or None in memory_switches:
-        raise HotlinesError(f"{source}: a {protocol.memory_machine} controller without a network link (ext_links): no node can be told")
-    hubs = sorted(memory_switches, key=lambda switch: router_id.get(str(switch), -1))
-    hub_node = {hub: node for node, hub in enumerate(hubs)}
-    node_of: dict[tuple[str, int], int] = {}
-    for path, key in controllers.items():
-        switch = switch_of.get(path)
-        if switch is None:
-            raise HotlinesError(f"{source}: {path} has no network link (ext_links): its node cannot be told")
-        if switch in hub_node:
-            node_of[key] = hub_node[switch]
-            continue
-        reached = {hub_node[hub] for hub in neighbours.get(switch, set()) if hub in hub_node}
-        if len(reached) != 1:
-            raise HotlinesError(f"{source}: {path} attaches to {switch}, which links to {len(reached)} node hubs, not one: its node cannot be told")
-        node_of[key] = reached.pop()
-    topology = Topology(source, line_bytes, protocol.home_machine, select_bits.pop(), node_of)
-    for bank in range(1 << topology.home_select_bits):
-        topology.node(protocol.home_machine, bank)
+    try:
+        controllers, _links, wiring_note = ruby_controllers(objects, protocol.name, source)
+    except (ConfigError, KeyError) as exc:
+        raise HotlinesError(f"{source}: the controllers of {protocol.name} cannot be read: {exc}") from None
+    if wiring_note:
+        raise HotlinesError(wiring_note)
+    node_of = {(c.machine, c.version): int(c.node) for c in controllers if c.node is not None}
+    role_of = {(c.machine, c.version): c.role for c in controllers}
+    by_bits = protocol.home_select == HOME_SELECTIONS[0]
+    topology = Topology(
+        source=source,
+        line_bytes=line_bytes,
+        home_machine=protocol.home_machine,
+        home_select_bits=_select_bits(objects, protocol, source) if by_bits else None,
+        home_ranges=() if by_bits else _home_ranges(controllers, protocol, source),
+        node_of=node_of,
+        role_of=role_of,
+    )
+    if by_bits:
+        for bank in range(1 << int(topology.home_select_bits or 0)):
+            topology.node(protocol.home_machine, bank)
+    serving = [c for c in controllers if c.machine == protocol.cache_machine and (protocol.cache_role is None or c.role == protocol.cache_role)]
     for cpu, node in enumerate(cpu_to_node or ()):
-        found = topology.node(protocol.cache_machine, cpu)
-        if found != node:
-            raise HotlinesError(f"{source}: {protocol.cache_machine} {cpu} is on node {found} by the network, but result.json's cpu_to_node puts CPU {cpu} on node {node}")
+        mine = [c for c in serving if c.cpu == cpu]
+        if not mine:
+            raise HotlinesError(f"{source}: no {protocol.cache_machine}{CONTROLLER_SUFFIX} serves CPU {cpu} (a sequencer of version {cpu}), which result.json's cpu_to_node names")
+        for controller in mine:
+            found = topology.node(controller.machine, controller.version)
+            if found != node:
+                raise HotlinesError(f"{source}: {controller.machine} {controller.version} is on node {found} by the network, but result.json's cpu_to_node puts CPU {cpu} on node {node}")
     return topology

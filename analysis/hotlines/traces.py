@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis import trace_cache, trace_chunks
+from analysis import config_reader, ruby_wiring, trace_cache, trace_chunks
 from analysis.hotlines import profile, rules, scan, topology
 from analysis.hotlines.profile import LineTraffic, RoiProfile
 from analysis.hotlines.rules import load_rules
@@ -42,7 +42,10 @@ class HotlineJob:
 
 def code_digest() -> str:
     """The profile's code and rules: a cached profile made by other code or rules is made again."""
-    sources = (__file__, scan.__file__, profile.__file__, rules.__file__, topology.__file__, trace_chunks.__file__, str(rules.RULES_FILE))
+    sources = (
+        __file__, scan.__file__, profile.__file__, rules.__file__, topology.__file__, trace_chunks.__file__, str(rules.RULES_FILE),
+        config_reader.__file__, ruby_wiring.__file__, str(config_reader.DATA_FILE),
+    )  # fmt: skip
     return trace_cache.code_digest(*sources)
 
 
