@@ -9,6 +9,7 @@ non-zero status, never a traceback. An error not listed here is a bug.
 from __future__ import annotations
 
 from analysis.config_reader import ConfigError
+from analysis.handoff_chart.teaching import TeachingDataError
 from analysis.handoffs import BoundsError
 from analysis.hotlines.errors import HotlinesError
 from analysis.locks import StaticLocksError
@@ -33,6 +34,7 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
     StatsFileError,
     StatisticsError,
     UpstreamMovesError,
+    TeachingDataError,
 )
 
 

@@ -32,6 +32,7 @@ from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
 from analysis.calibration.measured import CalibrationError
 from analysis.calibration.published import PublishedError
 from analysis.calibration.section import calibration_section
+from analysis.handoff_chart.teaching import teaching_section
 from analysis.hotlines.section import hotlines_section
 from analysis.hotlines.table import hotline_tables
 from analysis.input_errors import INPUT_ERRORS, messages
@@ -395,6 +396,9 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
+    teaching = teaching_section(results, table, out)
+    if teaching is not None:
+        sections.append(teaching)
     hot = hotline_tables(results)
     hierarchies = pd.Series([run.machine.hierarchy for run in results.runs.values()], dtype=object)
     sections.append(hotlines_section(hot, hierarchies))
