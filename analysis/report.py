@@ -451,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
-    except INPUT_ERRORS + (CampaignError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError,
+    except INPUT_ERRORS + (CampaignError, plots.PlotInputError, plots.PlotRulesError, discussion.DiscussionError, seed_evidence.EvidenceError,
                            CalibrationError, PublishedError) as exc:  # fmt: skip
         for line in messages(exc):
             print(f"report: {line}", file=sys.stderr)
