@@ -79,6 +79,7 @@ REFERENCE_COLOUR = "0.35"  # grey, for references that match no measured series
 SERIES_COLOURS = [f"C{index}" for index in range(10)]  # matplotlib's default cycle, fixed per series
 BAR_WIDTH = 0.8  # fraction of the slot a category's bar (or bar group) takes
 GRID_ALPHA = 0.3  # faint grid behind the data
+LEGEND_BESIDE_PANEL = (1.02, 1.0)  # axes fraction: just right of the last panel, level with its top
 BASELINE_WIDTH = 0.8  # the ratio = 1 line of the ratio charts
 RATIO_BASELINE = 1.0  # ratio stems start here: a / b = 1 is "the same"
 STEM_WIDTH = 2.0  # the line from 1 to a ratio's dot
@@ -437,7 +438,8 @@ def draw_lines_vs_size(
         ax.set_xlabel(xlabel or x)
     figure.suptitle(title)
     handles, labels = _legend_handles(figure, order=[line.label for line in measured])
-    figure.legend(handles, labels, title=series, loc="outside right upper")
+    # beside the last panel, from its top: under the figure's title (a figure legend would run into it)
+    axes[-1].legend(handles, labels, title=series, loc="upper left", bbox_to_anchor=LEGEND_BESIDE_PANEL)
     _fit_texts(figure)
 
     alt = (
@@ -452,7 +454,7 @@ def draw_lines_vs_size(
 
 def _own_panel_title(apart: list[str], measured: list[_Line], rules: Readability) -> str:
     ratio = _apart_ratio(apart, measured)
-    return f"{', '.join(apart)} on its own: peak {_times(ratio)} the others'\n(own panel at {_times(rules.own_panel_peak_ratio)} or more)"
+    return f"{', '.join(apart)}: peak {_times(ratio)} the others'\n(own panel from {_times(rules.own_panel_peak_ratio)})"
 
 
 def _apart_ratio(apart: list[str], measured: list[_Line]) -> float:

@@ -134,7 +134,7 @@ def test_starved_tas_on_numa_gets_its_own_panel() -> None:
     main, own = figure.axes
     assert {line.get_label() for line in own.get_lines()} == {"tas", "tas (reference)"}
     assert "tas" not in {line.get_label() for line in main.get_lines()}
-    assert "own panel at 10× or more" in " ".join(own.get_title().split())
+    assert "peak 45× the others' (own panel from 10×)" in " ".join(own.get_title().split())
     assert "tas on a panel of its own" in alt and "45×" in alt
 
 

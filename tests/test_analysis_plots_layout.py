@@ -108,6 +108,17 @@ def test_no_two_texts_of_the_figure_overlap(stem: str) -> None:
 
 
 @pytest.mark.parametrize("stem", sorted(INPUTS))
+def test_no_text_runs_under_a_legend(stem: str) -> None:
+    """A legend's frame over another text (the figure's title under a figure legend) hides part of it."""
+    figure = drawn(INPUTS[stem].draw()[0])
+    for legend in legends(figure):
+        own = {id(text) for text in [legend.get_title(), *legend.get_texts()]}
+        frame = extent(legend, figure)
+        covered = [describe(text) for text in every_text(figure) if id(text) not in own and overlap(extent(text, figure), frame)]
+        assert not covered, f"{stem}: under the legend: {covered}"
+
+
+@pytest.mark.parametrize("stem", sorted(INPUTS))
 def test_no_legend_covers_a_plotting_area(stem: str) -> None:
     figure = drawn(INPUTS[stem].draw()[0])
     for legend in legends(figure):
