@@ -21,7 +21,8 @@ unsaved, with its alt text (what the tests measure).
 Readable at a glance, by the rules of `data/plots.toml` (`Readability`):
 - a value axis is logarithmic when its values span `log_axis.min_span_ratio`
   or more (the axis label then ends in "(log scale)"); stacked bars stay
-  linear, since a segment's length on a log axis is no amount;
+  linear, since a segment's length on a log axis is no amount, and write
+  each bar's total at its end instead;
 - in `lines_vs_size`, series whose peak is `own_panel.min_peak_ratio` times
   every lower series' peak get a panel of their own (its title states the
   rule and the ratio), so that they do not flatten the others;
@@ -70,6 +71,8 @@ BAR_FIGURE_FRAME_INCHES = 1.6  # title, legend row and value axis of a bar chart
 BAR_ROW_LINE_INCHES = 0.2  # per line of a category label (10 pt text and its leading)
 BAR_ROW_GAP_INCHES = 0.12  # between two categories' rows
 MIN_BAR_FIGURE_HEIGHT_INCHES = 3.2
+TOTAL_LABEL_PADDING_POINTS = 3  # between a stacked bar's end and its total, and between the total and the frame
+POINTS_PER_INCH = 72
 CATEGORY_LABEL_CHARS = 40  # a category name longer than this wraps onto more lines
 PNG_DPI = 150  # sharp on screens without large files
 SIZE_LOG_BASE = 2  # machine sizes double: 1, 2, 4, 8 CPUs or nodes
@@ -241,7 +244,7 @@ def _new_figure(width_inches: float, height_inches: float) -> MplFigure:
 
 
 def _plain_number(value: float, _position: int | None = None) -> str:
-    """A tick of a log axis as a reader writes it: 0.5, 2, 50, 2,000, 1,000,000."""
+    """A number as a reader writes it (log-axis ticks, bar totals): 0.5, 2, 50, 2,000, 1,000,000."""
     if value >= 1:
         return f"{value:,.0f}"
     return f"{value:g}"
@@ -531,6 +534,21 @@ def _finish_bars(figure: MplFigure, ax: Axes, *, category: str, value_label: str
     _fit_texts(figure)
 
 
+def _room_for_totals(figure: MplFigure, ax: Axes) -> None:
+    """Widen the value axis until every total written past a bar's end lies inside the frame, clear of it
+    by the same padding as from its bar."""
+    padding = TOTAL_LABEL_PADDING_POINTS * figure.dpi / POINTS_PER_INCH
+    for _ in range(FIT_ROUNDS):
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        frame = ax.get_window_extent(renderer)
+        overflow = max(text.get_window_extent(renderer).x1 for text in ax.texts) + padding - frame.x1
+        if overflow <= 0:
+            return
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, high + (high - low) * (overflow + padding) / frame.width)
+
+
 def draw_stacked_bars(
     df: pd.DataFrame,
     *,
@@ -559,8 +577,15 @@ def draw_stacked_bars(
     left = [0.0] * len(categories)
     for part in stacks:
         widths = [float(w) for w in table[part]]
-        ax.barh(positions, widths, BAR_WIDTH, left=left, label=str(part))
+        last = ax.barh(positions, widths, BAR_WIDTH, left=left, label=str(part))
         left = [start + w for start, w in zip(left, widths)]
+    # each bar's total at its end: a bar a hundredth of the longest is still read (tas on 4 nodes: 73 hand-offs)
+    ax.bar_label(last, labels=[_plain_number(total) for total in left], padding=TOTAL_LABEL_PADDING_POINTS)
+    _room_for_totals(figure, ax)
+    # each segment's start is a sticky edge: the longest bar would end on the frame, without the usual margin
+    ax.use_sticky_edges = False
+    ax.autoscale_view()
+    ax.set_xlim(left=0.0)
     _finish_bars(figure, ax, category=category, value_label=ylabel, title=title, legend_title=stack)
 
     alt = (
@@ -584,7 +609,8 @@ def stacked_bars(
 
     A (category, stack) pair without a row draws no segment (length 0). The
     value axis is linear whatever the span: on a log axis a stacked
-    segment's length is no amount.
+    segment's length is no amount. Each bar's total is written at its end,
+    so that a bar too short to see still reads.
     """
     figure, alt = draw_stacked_bars(df, category=category, stack=stack, value=value, title=title, ylabel=ylabel)
     return _save(figure, path_stem, title, alt)

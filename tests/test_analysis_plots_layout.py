@@ -42,7 +42,7 @@ def axes_texts(ax: Axes) -> list[Text]:
     return [
         ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label,
         ax.xaxis.get_offset_text(), ax.yaxis.get_offset_text(),
-        *drawn_tick_labels(ax.xaxis), *drawn_tick_labels(ax.yaxis),
+        *drawn_tick_labels(ax.xaxis), *drawn_tick_labels(ax.yaxis), *ax.texts,
     ]  # fmt: skip
 
 
@@ -116,6 +116,16 @@ def test_no_text_runs_under_a_legend(stem: str) -> None:
         frame = extent(legend, figure)
         covered = [describe(text) for text in every_text(figure) if id(text) not in own and overlap(extent(text, figure), frame)]
         assert not covered, f"{stem}: under the legend: {covered}"
+
+
+@pytest.mark.parametrize("stem", sorted(INPUTS))
+def test_a_text_written_in_a_panel_stays_inside_its_frame(stem: str) -> None:
+    """A bar's total past the longest bar would run over the panel's frame."""
+    figure = drawn(INPUTS[stem].draw()[0])
+    for index, ax in enumerate(figure.axes):
+        frame = extent(ax, figure)
+        crossing = [describe(text) for text in ax.texts if outside(extent(text, figure), frame)]
+        assert not crossing, f"{stem}: panel {index}: over the frame: {crossing}"
 
 
 @pytest.mark.parametrize("stem", sorted(INPUTS))
