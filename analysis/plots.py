@@ -66,11 +66,11 @@ RULES_FILE = Path(__file__).resolve().parent / "data" / "plots.toml"
 LINES_FIGURE_INCHES = (8.0, 4.2)  # one panel and the legend beside it
 OWN_PANEL_EXTRA_INCHES = 3.0  # added width when a series gets a panel of its own
 MAIN_TO_OWN_PANEL_WIDTH = (2, 1)  # the main panel keeps most of the width
-BAR_FIGURE_WIDTH_INCHES = 8.0
-BAR_FIGURE_FRAME_INCHES = 1.6  # title, legend row and value axis of a bar chart
-BAR_ROW_LINE_INCHES = 0.2  # per line of a category label (10 pt text and its leading)
-BAR_ROW_GAP_INCHES = 0.12  # between two categories' rows
-MIN_BAR_FIGURE_HEIGHT_INCHES = 3.2
+CATEGORY_FIGURE_WIDTH_INCHES = 8.0
+CATEGORY_FIGURE_FRAME_INCHES = 1.6  # title, legend row and value axis of a bar or ratio chart
+CATEGORY_ROW_LINE_INCHES = 0.2  # per line of a category label (10 pt text and its leading)
+CATEGORY_ROW_GAP_INCHES = 0.12  # between two categories' rows
+MIN_CATEGORY_FIGURE_HEIGHT_INCHES = 3.2
 TOTAL_LABEL_PADDING_POINTS = 3  # between a stacked bar's end and its total, and between the total and the frame
 POINTS_PER_INCH = 72
 CATEGORY_LABEL_CHARS = 40  # a category name longer than this wraps onto more lines
@@ -292,8 +292,8 @@ def _rewrap(text: Text, room: float, along_height: bool, renderer: Any) -> bool:
     return True
 
 
-def _fit_texts(figure: MplFigure) -> None:
-    """Axis labels and titles wrapped to the length of their axes (and the figure's title to its width).
+def _fit_texts(figure: MplFigure, title: Text) -> None:
+    """Axis labels and panel titles wrapped to the length of their axes, the figure's `title` to its width.
 
     Constrained layout keeps every text inside the figure but cannot shorten
     one: a y label longer than its axis would run past the figure's edge."""
@@ -306,9 +306,7 @@ def _fit_texts(figure: MplFigure) -> None:
             changed |= _rewrap(ax.yaxis.label, box.height, True, renderer)
             changed |= _rewrap(ax.xaxis.label, box.width, False, renderer)
             changed |= _rewrap(ax.title, box.width, False, renderer)
-        title = figure._suptitle  # the figure's own title, if set
-        if title is not None:
-            changed |= _rewrap(title, figure.bbox.width, False, renderer)
+        changed |= _rewrap(title, figure.bbox.width, False, renderer)
         if not changed:
             return
 
@@ -439,11 +437,11 @@ def draw_lines_vs_size(
         axes[1].set_title(_own_panel_title(apart, measured, rules))
     for ax in axes:
         ax.set_xlabel(xlabel or x)
-    figure.suptitle(title)
+    heading = figure.suptitle(title)
     handles, labels = _legend_handles(figure, order=[line.label for line in measured])
     # beside the last panel, from its top: under the figure's title (a figure legend would run into it)
     axes[-1].legend(handles, labels, title=series, loc="upper left", bbox_to_anchor=LEGEND_BESIDE_PANEL)
-    _fit_texts(figure)
+    _fit_texts(figure, heading)
 
     alt = (
         f"Line plot: {ylabel} against {xlabel or x} ({', '.join(_label(s) for s in sizes)}, log2 axis), "
@@ -507,16 +505,17 @@ def lines_vs_size(
     return _save(figure, path_stem, title, alt)
 
 
-# --- bars ------------------------------------------------------------------------------
+# --- bar and ratio charts, one row per category -------------------------------------
 
 
-def _bar_figure(labels: list[str]) -> tuple[MplFigure, Axes, list[int]]:
-    """A figure tall enough for one row per category, its categories listed top to bottom."""
+def _category_figure(labels: list[str]) -> tuple[MplFigure, Axes, list[int]]:
+    """A bar or ratio chart's figure, tall enough for one row per category, categories listed top to bottom
+    down the side (so that long names never collide, as slanted names under the bars did)."""
     wrapped = [_wrap_category(label) for label in labels]
     lines_per_row = max(label.count("\n") + 1 for label in wrapped)
-    row_inches = lines_per_row * BAR_ROW_LINE_INCHES + BAR_ROW_GAP_INCHES
-    height = max(MIN_BAR_FIGURE_HEIGHT_INCHES, BAR_FIGURE_FRAME_INCHES + row_inches * len(labels))
-    figure = _new_figure(BAR_FIGURE_WIDTH_INCHES, height)
+    row_inches = lines_per_row * CATEGORY_ROW_LINE_INCHES + CATEGORY_ROW_GAP_INCHES
+    height = max(MIN_CATEGORY_FIGURE_HEIGHT_INCHES, CATEGORY_FIGURE_FRAME_INCHES + row_inches * len(labels))
+    figure = _new_figure(CATEGORY_FIGURE_WIDTH_INCHES, height)
     ax = figure.subplots()
     positions = list(range(len(labels)))
     ax.set_yticks(positions, wrapped)
@@ -524,14 +523,14 @@ def _bar_figure(labels: list[str]) -> tuple[MplFigure, Axes, list[int]]:
     return figure, ax, positions
 
 
-def _finish_bars(figure: MplFigure, ax: Axes, *, category: str, value_label: str, title: str, legend_title: str | None) -> None:
+def _finish_category_chart(figure: MplFigure, ax: Axes, *, category: str, value_label: str, title: str, legend_title: str | None) -> None:
     ax.set_ylabel(category)
     ax.set_xlabel(value_label)
-    figure.suptitle(title)
+    heading = figure.suptitle(title)
     ax.grid(True, axis="x", alpha=GRID_ALPHA)
     handles, labels = _legend_handles(figure)
     figure.legend(handles, labels, title=legend_title, loc="outside lower center", ncols=len(labels))
-    _fit_texts(figure)
+    _fit_texts(figure, heading)
 
 
 def _room_for_totals(figure: MplFigure, ax: Axes) -> None:
@@ -573,7 +572,7 @@ def draw_stacked_bars(
     )
 
     labels = [str(c) for c in categories]
-    figure, ax, positions = _bar_figure(labels)
+    figure, ax, positions = _category_figure(labels)
     left = [0.0] * len(categories)
     for part in stacks:
         widths = [float(w) for w in table[part]]
@@ -586,7 +585,7 @@ def draw_stacked_bars(
     ax.use_sticky_edges = False
     ax.autoscale_view()
     ax.set_xlim(left=0.0)
-    _finish_bars(figure, ax, category=category, value_label=ylabel, title=title, legend_title=stack)
+    _finish_category_chart(figure, ax, category=category, value_label=ylabel, title=title, legend_title=stack)
 
     alt = (
         f"Stacked bar chart: {ylabel} per {category} ({', '.join(labels)}), "
@@ -659,7 +658,7 @@ def side_by_side(
     base_published = _label(published[key].iloc[0])
     base_ours = _label(ours[key].iloc[0])
     base = base_published if base_published == base_ours else f"{base_published} (published), {base_ours} (ours)"
-    figure, alt = draw_ratio_bars(ratios, key, f"{value} relative to {key}={base}", title, rules)
+    figure, alt = draw_ratio_dots(ratios, key, f"{value} relative to {key}={base}", title, rules)
     return _save(figure, path_stem, title, alt)
 
 
@@ -671,7 +670,7 @@ def draw_claim_ratios(claims: pd.DataFrame, *, key: str, title: str, rules: Read
     plot = f"claim_ratios({title!r})"
     _require_columns(plot, claims, [key, "published_ratio", "ours_ratio"])
     _require_unique(plot, claims, [key])
-    return draw_ratio_bars(claims, key, CLAIM_RATIO_LABEL, title, rules)
+    return draw_ratio_dots(claims, key, CLAIM_RATIO_LABEL, title, rules)
 
 
 def claim_ratios(claims: pd.DataFrame, *, key: str, title: str, path_stem: Path | str, rules: Readability | None = None) -> Figure:
@@ -680,14 +679,14 @@ def claim_ratios(claims: pd.DataFrame, *, key: str, title: str, path_stem: Path 
     return _save(figure, path_stem, title, alt)
 
 
-def draw_ratio_bars(
+def draw_ratio_dots(
     ratios: pd.DataFrame, key: str, value_label: str, title: str, rules: Readability | None = None
 ) -> tuple[MplFigure, str]:
     """Published and our ratio per `key`: a dot at the ratio on a stem from 1 (a ratio of 1 stays visible,
     which a bar from 1 would not); a log axis when the ratios span the rule's."""
     rules = rules or default_readability()
     labels = [_label(k) for k in ratios[key]]
-    figure, ax, positions = _bar_figure(labels)
+    figure, ax, positions = _category_figure(labels)
     offset = BAR_WIDTH / 4
     values: list[float] = []
     sides = ((-offset, "published_ratio", PUBLISHED_LABEL, PUBLISHED_MARKER), (offset, "ours_ratio", OURS_LABEL, OURS_MARKER))
@@ -703,7 +702,7 @@ def draw_ratio_bars(
     if log:
         _set_log_scale(ax, "x", shown)
     ax.axvline(RATIO_BASELINE, color=REFERENCE_COLOUR, linewidth=BASELINE_WIDTH, linestyle=REFERENCE_LINESTYLE)
-    _finish_bars(figure, ax, category=key, value_label=_value_label(value_label, log), title=title, legend_title=None)
+    _finish_category_chart(figure, ax, category=key, value_label=_value_label(value_label, log), title=title, legend_title=None)
 
     alt = f"Dot chart: {value_label}, published next to ours, each a dot on a stem from 1, for {key} {', '.join(labels)}."
     if log:

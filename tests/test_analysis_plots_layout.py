@@ -40,7 +40,7 @@ def legends(figure: MplFigure) -> list[Legend]:
 
 def axes_texts(ax: Axes) -> list[Text]:
     return [
-        ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label,
+        ax.title, ax.xaxis.label, ax.yaxis.label,
         ax.xaxis.get_offset_text(), ax.yaxis.get_offset_text(),
         *drawn_tick_labels(ax.xaxis), *drawn_tick_labels(ax.yaxis), *ax.texts,
     ]  # fmt: skip
