@@ -97,6 +97,7 @@ SPARSE_LOG_TICKS = (1.0,)  # decades only, on a log axis of many
 DENSE_LOG_TICKS_UP_TO_DECADES = 3.0
 FIT_ROUNDS = 4  # draw, measure, rewrap: labels settle in one or two rounds
 FIT_MARGIN = 0.95  # a wrapped label keeps this fraction of its axis' length at most
+WHOLE_TIMES_FROM = 10  # a ratio this large is written without decimals (45×, not 44.9×)
 # Deterministic files: matplotlib's SVG ids hash this salt instead of a random
 # one, and the date/software stamps are left out.
 SVG_HASH_SALT = "lockstudy"
@@ -231,7 +232,8 @@ def _label(value: Any) -> str:
 
 
 def _times(ratio: float) -> str:
-    return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+    """A ratio as the figures write it: 45×, 10×, 4.4×."""
+    return f"{ratio:.0f}×" if ratio >= WHOLE_TIMES_FROM else f"{ratio:.1f}×"
 
 
 # --- layout helpers ------------------------------------------------------------------
