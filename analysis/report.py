@@ -276,6 +276,19 @@ CLAIM_COLUMNS = [
 ]  # fmt: skip
 
 
+def claim_cases(judged: pd.DataFrame) -> pd.Series:
+    """Each judged claim's name in the seed's figure: its claim (`*` for the headline) and workload, then
+    the CPU model, copies and window only where the seed's judgements differ in them."""
+    case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
+    if judged[seed_comparison.CPU_MODEL].nunique() > 1:
+        case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
+    if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL])[seed_comparison.COPIES].nunique().max() > 1:
+        case += judged[seed_comparison.COPIES].map(lambda n: "" if pd.isna(n) else f", {n:g} copies")
+    if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES], dropna=False)["window"].nunique().max() > 1:
+        case += ", " + judged["window"]
+    return case
+
+
 def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
                   discussions: dict[str, discussion.Discussion]) -> tuple[Section, pd.DataFrame]:  # fmt: skip
     """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv."""
@@ -309,14 +322,7 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
         sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours (n, mean ratio and its interval)", claims[CLAIM_COLUMNS]))
         judged = claims[claims["ratio"].notna()]
         if not judged.empty:
-            case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
-            if judged[seed_comparison.CPU_MODEL].nunique() > 1:
-                case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
-            if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL])[seed_comparison.COPIES].nunique().max() > 1:
-                case += judged[seed_comparison.COPIES].map(lambda n: "" if pd.isna(n) else f", {n:g} copies")
-            if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES], dropna=False)["window"].nunique().max() > 1:
-                case += ", " + judged["window"]
-            judged = judged.assign(case=case, ours_ratio=judged["ratio"])
+            judged = judged.assign(case=claim_cases(judged), ours_ratio=judged["ratio"])
             sub.figures.append(
                 plots.claim_ratios(judged, key="case", title=f"Seed {seed.id}: a / b, published and ours",
                                    path_stem=out / FIGURES / f"seed-{seed.id}")  # fmt: skip
@@ -456,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
         report, tables = build_report(results, args.results, args.out, f"lockstudy: campaign {name}", args.campaign)
-    except INPUT_ERRORS + (CampaignError, plots.PlotInputError, discussion.DiscussionError, seed_evidence.EvidenceError,
+    except INPUT_ERRORS + (CampaignError, plots.PlotInputError, plots.PlotRulesError, discussion.DiscussionError, seed_evidence.EvidenceError,
                            CalibrationError, PublishedError) as exc:  # fmt: skip
         for line in messages(exc):
             print(f"report: {line}", file=sys.stderr)

@@ -321,6 +321,6 @@ def test_claim_ratios_draw_published_next_to_ours(tmp_path: Path) -> None:
     claims = pd.DataFrame({"case": ["000-peak-8cpus* fsmix", "000-peak-4cpus fsmix"], "published_ratio": [1.165, 1.037], "ours_ratio": [1.02, float("nan")]})
     figure = plots.claim_ratios(claims, key="case", title="Seed 000", path_stem=tmp_path / "seed-000")
     assert figure.png.is_file() and figure.svg.is_file()
-    assert "No bar where a side has no number: 000-peak-4cpus fsmix (ours)" in figure.alt
+    assert "No dot where a side has no number: 000-peak-4cpus fsmix (ours)" in figure.alt
     with pytest.raises(plots.PlotInputError, match="ours_ratio"):
         plots.claim_ratios(claims.drop(columns=["ours_ratio"]), key="case", title="Seed 000", path_stem=tmp_path / "bad")
