@@ -442,11 +442,18 @@ LOCKSTUDY-DONE status=ok reason=none results=1 uptime=2.0
 def test_guest_summary_of_a_complete_run() -> None:
     summary, incomplete = run_plan.guest_summary(CONSOLE)
     assert incomplete == []
-    assert summary["results"] == [
-        {"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [{"address": "0xffffffff81d07100", "physical": "0x1d07100", "size": 4, "name": "bench:lock"}]}
-    ]
+    lock = {"address": "0xffffffff81d07100", "physical": "0x1d07100", "size": 4, "name": "bench:lock"}
+    # lock_event_counts: None, the kernel has no lock event counters (only the smp-lockevents build has)
+    assert summary["results"] == [{"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [lock], "lock_event_counts": None}]
     assert summary["done"]["status"] == "ok" and summary["boot"]["cpus"] == "2"
     json.dumps(summary)  # result.json must be able to hold it
+
+
+def test_guest_summary_carries_the_lock_event_counts() -> None:
+    counts = "LOCKSTUDY-LOCKEVENTS kbench rwsem_wake_skipped=3 lock_pending=12\n"
+    summary, incomplete = run_plan.guest_summary(CONSOLE.replace("LOCKSTUDY-DONE", counts + "LOCKSTUDY-DONE"))
+    assert incomplete == []
+    assert summary["results"][0]["lock_event_counts"] == {"rwsem_wake_skipped": 3, "lock_pending": 12}
 
 
 def test_guest_summary_of_a_crashed_run() -> None:
