@@ -38,7 +38,8 @@ def run_py(gem5: gem5_finder.Gem5Info, outdir: Path, args: list[str]) -> dict[st
     if result["status"] != "ok":
         raise RuntimeError(f"{' '.join(argv)}\n  failed: {result['reason']} (see {outdir / 'gem5.log'})")
     result["wall_s"] = round(measured.host_seconds, 1)
-    result["peak_rss_mib"] = round(measured.peak_rss_mib, 1)
+    result["peak_rss_mib"] = measured.as_record()["peak_rss_mib"]
+    result["peak_rss"] = measured.describe_peak()
     return result
 
 
@@ -51,7 +52,7 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
     checkpoint = scratch / "checkpoint"
     step(f"{machine} {size_option[2:]}={size}: boot on the fast-forward CPU to a checkpoint")
     boot = run_py(gem5, scratch / "boot", [*common, "--checkpoint-out", str(checkpoint)])
-    print(f"    boot {boot['host_seconds']:.0f} s host for {boot['simulated_seconds']:.2f} s simulated, peak {boot['peak_rss_mib']:.0f} MiB resident")
+    print(f"    boot {boot['host_seconds']:.0f} s host for {boot['simulated_seconds']:.2f} s simulated, {boot['peak_rss']}")
     step(f"{machine} {size_option[2:]}={size}: restore, then {config['roi_spec']} on the {config['roi_cpu']} CPU")
     roi = run_py(gem5, scratch / "roi", [*common, "--checkpoint-in", str(checkpoint), "--cpu", config["roi_cpu"], "--run", config["roi_spec"]])
     (roi_begin, roi_end), = roi["roi_host_seconds"]

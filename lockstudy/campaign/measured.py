@@ -8,6 +8,14 @@ larger of the two under both), and polling /proc samples, so it can miss a
 short peak and costs a thread per run. wait4() also reports a child that
 was killed (out of memory, a time limit), whose memory is the one that
 matters most for sizing the next request.
+
+The high-water mark has a floor: when the child execs, Linux folds the
+high-water mark of the memory it was started with (the spawning process's
+own, under vfork) into the child's (fs/exec.c exec_mmap(),
+setmax_mm_hiwater_rss()). A peak at or below the spawning process's own
+high-water mark (`rss_floor_mib`) is therefore no measurement of the
+child: it is recorded as unknown, never as a number. A gem5 run peaks at
+hundreds of MiB to GiB, far above a campaign worker's own.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-KIB_PER_MIB = 1024  # Linux reports ru_maxrss in KiB
+KIB_PER_MIB = 1024  # Linux reports ru_maxrss and VmHWM in KiB
+OWN_STATUS = Path("/proc/self/status")
+HIGH_WATER_FIELD = "VmHWM:"
 
 
 @dataclass(frozen=True)
@@ -28,14 +38,30 @@ class MeasuredProcess:
 
     returncode: int
     host_seconds: float
-    peak_rss_mib: float
+    peak_rss_mib: float | None  # None: not above rss_floor_mib, so not the child's own (module docstring)
+    rss_floor_mib: float
 
-    def as_record(self) -> dict[str, float]:
-        return {"host_seconds": round(self.host_seconds, 3), "peak_rss_mib": round(self.peak_rss_mib, 1)}
+    def as_record(self) -> dict[str, float | None]:
+        peak = None if self.peak_rss_mib is None else round(self.peak_rss_mib, 1)
+        return {"host_seconds": round(self.host_seconds, 3), "peak_rss_mib": peak, "rss_floor_mib": round(self.rss_floor_mib, 1)}
+
+    def describe_peak(self) -> str:
+        if self.peak_rss_mib is None:
+            return f"peak at most {self.rss_floor_mib:.0f} MiB resident (the launcher's own high-water mark)"
+        return f"peak {self.peak_rss_mib:.0f} MiB resident"
+
+
+def own_high_water_mib() -> float:
+    """This process's resident high-water mark: what a child it starts inherits as the floor of its own."""
+    for line in OWN_STATUS.read_text().splitlines():
+        if line.startswith(HIGH_WATER_FIELD):
+            return int(line.split()[1]) / KIB_PER_MIB
+    raise RuntimeError(f"{OWN_STATUS} has no {HIGH_WATER_FIELD} line")
 
 
 def run_measured(argv: Sequence[str], log: Path) -> MeasuredProcess:
     """Run `argv` with its output in `log`; its exit status, wall time and peak resident memory."""
+    floor = own_high_water_mib()
     started = time.monotonic()
     with open(log, "wb") as sink:
         process = subprocess.Popen(list(argv), stdout=sink, stderr=subprocess.STDOUT)
@@ -47,4 +73,5 @@ def run_measured(argv: Sequence[str], log: Path) -> MeasuredProcess:
             process.wait()
             raise
     process.returncode = os.waitstatus_to_exitcode(status)
-    return MeasuredProcess(process.returncode, time.monotonic() - started, usage.ru_maxrss / KIB_PER_MIB)
+    peak = usage.ru_maxrss / KIB_PER_MIB
+    return MeasuredProcess(process.returncode, time.monotonic() - started, peak if peak > floor else None, floor)
