@@ -15,8 +15,9 @@ to L1 controller k).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
+from analysis.config_reader import sim_objects
 from analysis.handoff_chart.messages import Controller
 from analysis.handoff_chart.protocol_rules import ProtocolRules
 
@@ -52,19 +53,7 @@ class Topology:
 
 def config_objects(config: dict[str, Any]) -> list[dict[str, Any]]:
     """Every SimObject of config.json (a dict with type and path), children included."""
-    return list(_objects(config))
-
-
-def _objects(node: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(node, list):
-        for item in node:
-            yield from _objects(item)
-    elif isinstance(node, dict):
-        if "type" in node and "path" in node:
-            yield node
-        for value in node.values():
-            if isinstance(value, (dict, list)):
-                yield from _objects(value)
+    return list(sim_objects(config))
 
 
 def _name(rules: ProtocolRules, controller: Controller) -> str:
@@ -74,7 +63,7 @@ def _name(rules: ProtocolRules, controller: Controller) -> str:
 
 def ruby_topology(config: dict[str, Any], rules: ProtocolRules, keep_machines: set[str]) -> Topology:
     """One lane per controller of the machines in `keep_machines` (by node, then CPU caches, homes, memory)."""
-    objects = list(_objects(config))
+    objects = config_objects(config)
     controllers: dict[str, Controller] = {}
     for obj in objects:
         if obj["type"].endswith(CONTROLLER_SUFFIX) and isinstance(obj.get("version"), int):
