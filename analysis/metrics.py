@@ -259,6 +259,7 @@ def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
 
 
 GUEST_METRIC_PREFIX = "metrics."
+LOCK_EVENT_PREFIX = "lockevent."  # the kernel's lock event counters (kernel/patches/README-switches.md)
 
 
 def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
@@ -271,6 +272,19 @@ def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
         GUEST_METRIC_PREFIX + name: float(value)
         for name, value in metrics.items()
         if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+
+
+def lock_event_columns(entry: dict[str, Any]) -> dict[str, float]:
+    """The kernel's lock event counters over the testcase (smp-lockevents build, /init's
+    LOCKSTUDY-LOCKEVENTS line), as `lockevent.<event>` columns; none for other kernels."""
+    counts = entry.get("lock_event_counts")
+    if not isinstance(counts, dict):
+        return {}
+    return {
+        LOCK_EVENT_PREFIX + name: float(value)
+        for name, value in counts.items()
+        if isinstance(value, int) and not isinstance(value, bool)
     }
 
 
@@ -331,7 +345,8 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
     result = run.info.result
     provenance = result.get("provenance", {})
     machine = provenance.get("machine", {})
-    guests = [entry.get("result", {}) for entry in result.get("guest", {}).get("results", [])]
+    entries = result.get("guest", {}).get("results", [])
+    guests = [entry.get("result", {}) for entry in entries]
     if len(guests) != len(run.dumps):
         raise MetricsError(
             f"{run.info.gem5_dir}: {len(run.dumps)} ROI dump(s) in stats.txt but {len(guests)} testcase result(s) "
@@ -365,6 +380,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
         }
         row.update(guest_counts(guest))
         row.update(guest_metrics(guest))
+        row.update(lock_event_columns(entries[roi]))
         # Rates use gem5's simulated ROI time, whatever clock the guest had.
         row["ops_per_sim_s"] = _ratio(row["ops"], row["sim_seconds"])
         metrics = roi_metrics(run, roi, rules)

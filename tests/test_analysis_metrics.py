@@ -106,6 +106,14 @@ def test_a_testcases_own_scalar_measures_become_columns() -> None:
     assert row["coherence_requests_per_sim_s"] == row["coherence_requests"] / row["sim_seconds"]
 
 
+def test_the_kernels_lock_event_counts_become_columns() -> None:
+    entry = {"result": {"testcase": "mmapsem"}, "locks": [], "lock_event_counts": {"rwsem_wake_skipped": 7, "rwsem_wake_writer": 120}}
+    assert metrics.lock_event_columns(entry) == {"lockevent.rwsem_wake_skipped": 7.0, "lockevent.rwsem_wake_writer": 120.0}
+    assert metrics.lock_event_columns({**entry, "lock_event_counts": None}) == {}  # a kernel without the counters
+    assert metrics.lock_event_columns({"result": {}}) == {}  # a result.json from before the counters
+    assert not any(column.startswith("lockevent.") for column in row_of(RUBY))
+
+
 INIT = Path(__file__).resolve().parents[1] / "disk-image" / "overlay" / "init"
 
 
