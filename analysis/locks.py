@@ -193,10 +193,11 @@ def run_lock_tables(
     locks, line_bytes = job.locks, job.line_bytes
     events: list[dict[str, Any]] = []
     per_line: dict[int, Counter[tuple[str, str]]] = {}
-    per_controller: dict[int, Counter[tuple[str, int, str]]] = {}
+    # served: each transition once, not also when it was set aside or stalled (protocol_trace: unserved)
+    served: dict[int, Counter[tuple[str, int, str]]] = {}
     for (line, controller, version, event), count in attribution.events.items():
         per_line.setdefault(line, Counter())[(controller, event)] += count
-        per_controller.setdefault(line, Counter())[(controller, version, event)] += count
+        served.setdefault(line, Counter())[(controller, version, event)] += count - attribution.unserved[(line, controller, version, event)]
     for line, counts in sorted(per_line.items()):
         names = ", ".join(lock.name for lock in attribution.lock_lines[line])
         for (controller, event), count in sorted(counts.items()):
@@ -206,7 +207,7 @@ def run_lock_tables(
     for lock in locks:
         line = lock.physical - lock.physical % line_bytes
         counts = per_line.get(line, Counter())
-        kinds = _kind_counts(per_controller.get(line, Counter()), machine)
+        kinds = _kind_counts(served.get(line, Counter()), machine)
         own = sum(n for (holder, on_line, _kind), n in attribution.requests.items() if on_line == line and holder == lock.name)
         other = sum(n for (holder, on_line, _kind), n in attribution.requests.items() if on_line == line and holder != lock.name)
         row = {
@@ -216,6 +217,7 @@ def run_lock_tables(
             "shares_line_with": ", ".join(o.name for o in attribution.lock_lines.get(line, ()) if o.name != lock.name),
             **kinds,
             "controller_events": sum(counts.values()),
+            "unserved_transitions": sum(n for (on_line, *_key), n in attribution.unserved.items() if on_line == line),
             "requests_own": own,
             "requests_other_on_line": other,
             "handoffs": handoffs,

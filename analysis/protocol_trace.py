@@ -38,8 +38,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
+from analysis.hotlines.rules import load_rules as load_hotline_rules
 from analysis.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_in, read_chunks
 
 # SLICC machine names of MESI_Two_Level (src/mem/ruby/protocol/
@@ -83,6 +85,10 @@ class Attribution:
     events: Counter[tuple[int, str, int, str]] = field(default_factory=Counter)
     # (lock name or "other", line address, request type) -> count
     requests: Counter[tuple[str, int, str]] = field(default_factory=Counter)
+    # the part of `events` that served nothing and is printed again when it
+    # does: a request set aside while its line is busy (parked_transitions()),
+    # or a transition that stalled and is retried (STALLS)
+    unserved: Counter[tuple[int, str, int, str]] = field(default_factory=Counter)
     lines_read: int = 0
     lines_on_locks: int = 0
 
@@ -93,6 +99,30 @@ class Attribution:
             for lock in self.lock_lines[line]:
                 out[(lock.name, machine, event)] += count
         return out
+
+
+# gem5 prints a transition that could not run, and is retried later, with one
+# of these after its address (src/mem/slicc/symbols/StateMachine.py:1679-1692).
+STALLS = ("Resource Stall", "Protocol Stall")
+
+
+@lru_cache(maxsize=None)
+def parked_transitions() -> frozenset[tuple[str, str, str]]:
+    """(machine, state, event) of a request or snoop set aside while its line is busy.
+
+    The controller prints the transition when it parks the message and
+    again when it wakes and serves it, so counting every transition counts
+    such a message twice. The states are the hot-line profile's: a home's
+    `request_wait` and the states an invalidation is not counted from
+    (analysis/data/hotlines.toml, each with its .sm source); the machine
+    names of the protocols differ, so one set serves every protocol."""
+    rules = load_hotline_rules()
+    parked = set()
+    for protocol in rules.protocols.values():
+        parked |= {(protocol.home_machine, state, event) for state, event in protocol.request_waits}
+        invalidations = protocol.invalidations
+        parked |= {(invalidations.machine, state, event) for state in invalidations.not_from for event in invalidations.events}
+    return frozenset(parked)
 
 
 def lock_lines(locks: Iterable[TracedLock], line_bytes: int) -> dict[int, tuple[TracedLock, ...]]:
@@ -175,7 +205,10 @@ def record(result: Attribution, line: int, text: str, where: Callable[[], str], 
             holder = next((lock.name for lock in locks if lock.physical <= event.address < lock.physical + lock.size), "other")
             result.requests[(holder, line, event.comment)] += count
         return
-    result.events[(line, event.machine, event.version, event.event)] += count
+    key = (line, event.machine, event.version, event.event)
+    result.events[key] += count
+    if event.comment in STALLS or (event.machine, event.transition.partition(">")[0], event.event) in parked_transitions():
+        result.unserved[key] += count
 
 
 # A lock line's text without its tick, the only field attribution does not

@@ -24,6 +24,7 @@ from typing import Any
 
 from analysis import protocol_trace, trace_cache, trace_chunks
 from analysis.protocol_trace import Attribution, TracedLock, attribute_trace, lock_lines
+from analysis.hotlines.rules import RULES_FILE as HOTLINE_RULES_FILE
 
 CACHE_FOLDER = "trace-attribution"
 CACHE_FORMAT = 1  # the layout of the cache file below
@@ -44,8 +45,8 @@ def cache_path(trace: Path) -> Path:
 
 
 def code_digest() -> str:
-    """The digest of the code that attributes (protocol_trace.py and its chunked reader)."""
-    return trace_cache.code_digest(protocol_trace.__file__, trace_chunks.__file__)
+    """The digest of what attributes: protocol_trace.py, its chunked reader, and the parked states it reads (hotlines.toml)."""
+    return trace_cache.code_digest(protocol_trace.__file__, trace_chunks.__file__, str(HOTLINE_RULES_FILE))
 
 
 def made_from(job: TraceJob) -> dict[str, Any]:
@@ -66,6 +67,7 @@ def to_json(attribution: Attribution, source: dict[str, Any]) -> dict[str, Any]:
         "lines_on_locks": attribution.lines_on_locks,
         "events": [[*key, count] for key, count in sorted(attribution.events.items())],
         "requests": [[*key, count] for key, count in sorted(attribution.requests.items())],
+        "unserved": [[*key, count] for key, count in sorted(attribution.unserved.items())],
     }
 
 
@@ -75,6 +77,7 @@ def from_json(data: dict[str, Any], job: TraceJob) -> Attribution:
     result.lines_on_locks = int(data["lines_on_locks"])
     result.events = Counter({(int(line), str(machine), int(version), str(event)): int(count) for line, machine, version, event, count in data["events"]})
     result.requests = Counter({(str(holder), int(line), str(kind)): int(count) for holder, line, kind, count in data["requests"]})
+    result.unserved = Counter({(int(line), str(machine), int(version), str(event)): int(count) for line, machine, version, event, count in data["unserved"]})
     return result
 
 
