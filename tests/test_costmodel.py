@@ -87,8 +87,8 @@ def test_a_group_with_too_few_points_borrows_its_neighbours_slope_and_says_so(se
     assert missing.reason == "boot host s altix-numa: 0 point(s) (a fit needs 3 at two or more sizes), and no neighbour group with a fit: no prediction"
 
 
-def test_closing_note_rows_stand_in_only_until_measured_rows_exist(settings) -> None:  # type: ignore[no-untyped-def]
-    note_rows = [row("boot", cpus, 10 * law(BOOT, cpus), cpu_model="atomic", source="closing-note") for cpus in (1, 2, 4)]
+def test_issue_report_rows_stand_in_only_until_measured_rows_exist(settings) -> None:  # type: ignore[no-untyped-def]
+    note_rows = [row("boot", cpus, 10 * law(BOOT, cpus), cpu_model="atomic", source="issue-report") for cpus in (1, 2, 4)]
     alone = CostModel.fit(note_rows, settings).boot_seconds("piii-smp", 2)
     assert isinstance(alone, Estimate) and alone.value == pytest.approx(10 * law(BOOT, 2))
     both = CostModel.fit(note_rows + power_law_rows(SPEC), settings).boot_seconds("piii-smp", 2)

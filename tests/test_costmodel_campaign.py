@@ -188,8 +188,8 @@ def test_collect_makes_one_row_per_boot_and_restored_run_without_this_machines_p
 def test_costs_collect_then_check(tmp_path: Path) -> None:
     fake_campaign_results(tmp_path / "results")
     table = tmp_path / "runs.csv"
-    # Rows from a closing note, without run ids, are kept as they are.
-    notes = [dataclasses.replace(row, source="closing-note", source_ref="a note", run_id="") for row in power_law_rows(SPEC)]
+    # Rows from a progress report, without run ids, are kept as they are.
+    notes = [dataclasses.replace(row, source="issue-report", source_ref="a note", run_id="") for row in power_law_rows(SPEC)]
     write_cost_table(table, notes)
     for _ in range(2):  # collecting again replaces the same rows
         done = subprocess.run([RUN_SH, "costs", "collect", str(tmp_path / "results"), "--table", str(table)], capture_output=True, text=True)
@@ -198,7 +198,7 @@ def test_costs_collect_then_check(tmp_path: Path) -> None:
     assert len(read_cost_table(table)) == len(notes) + 2
     checked = subprocess.run([RUN_SH, "costs", "check", "--table", str(table)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
-    # Two measured rows, each predicted (left out) from the closing note's rows: too few to judge the goal.
+    # Two measured rows, each predicted (left out) from the progress reports' rows: too few to judge the goal.
     assert "median absolute percentage error, measured rows: " in checked.stdout
     assert "goal (<= 25 % over >= 10 measured runs): not judged: 2 measured run(s) predicted" in checked.stdout
 

@@ -90,7 +90,7 @@ class SimulatedTime:
     @staticmethod
     def gather(rows: list[CostRow], settings: CostSettings) -> "SimulatedTime":
         known = SimulatedTime(settings)
-        # Measured rows only: a closing note's ROI times were copied from the tables below.
+        # Measured rows only: a progress report's ROI times were copied from the tables below.
         for row in rows:
             if row.source == settings.preferred_source and row.phase == "restore" and row.roi_simulated_ms:
                 known.add((row.machine, row.cpus, row.run_spec, row.cpu_model), row.roi_simulated_ms, "runs.csv")

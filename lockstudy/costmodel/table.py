@@ -6,8 +6,8 @@ the detailed CPU). Its costs (host seconds, ROI host seconds and simulated
 ms, peak resident memory) come with what decides them (machine, CPUs,
 nodes, CPU model, trace) and its provenance (gem5 version, machine file
 hash, kernel build id, command). `source` says where a row comes from:
-"measured" (collected from a run folder) or "closing-note" (a figure an
-earlier session published in its closing note, `source_ref` quoting it);
+"measured" (collected from a run folder) or "issue-report" (a figure an
+earlier progress report on an issue published, `source_ref` quoting it);
 those stand in until measured rows exist and can then be dropped.
 
 A malformed table is refused with one line per problem, each naming the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lockstudy.validation.problems import InputError, Problem, shown
 
-SOURCES = ("measured", "closing-note")
+SOURCES = ("measured", "issue-report")
 PHASES = ("boot", "restore")
 CPU_MODELS = ("atomic", "kvm", "timing", "o3")
 TRACES = ("off", "protocol", "classic")
@@ -79,7 +79,7 @@ class CostRow:
     def key(self) -> tuple[str, str, str, str, str, int, str]:
         """What makes a row the same measurement: collecting again replaces it.
 
-        A closing note's rows have no run id; one note gives several sizes."""
+        A progress report's rows have no run id; one note gives several sizes."""
         return (self.source, self.source_ref, self.run_id, self.phase, self.machine, self.cpus, self.cpu_model)
 
 
