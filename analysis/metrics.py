@@ -49,6 +49,11 @@ HIERARCHIES = ("classic", "ruby")
 COMBINES = ("sum", "bucket_weighted")
 LINK_SETS = ("inter_node",)  # MachineFacts.inter_node_links
 STAT_PATH_SEPARATOR = "."
+# config.json names a vector's children with their index zero-padded to the
+# vector's width (src/python/m5/params.py:286-288: int_links00 of 12 links),
+# stats.txt without padding (int_links0 in a real altix-numa run): compare
+# paths with the padding taken off.
+INDEX_PADDING = re.compile(r"(?<=[^\d.])0+(?=\d)")
 TOTAL_SUB = "total"
 SPINLOCK_SWITCH = "lockstudy.spinlock="
 SPINLOCK_SETTING = "spinlock"  # /sys/kernel/lockstudy/spinlock, as the guest printed it
@@ -173,9 +178,15 @@ def _by_stat(run: RunStats, roi: int) -> dict[str, dict[str, float]]:
     return grouped
 
 
+def unpadded(path: str) -> str:
+    """A SimObject path as stats.txt spells it: vector indices without their zero padding."""
+    return INDEX_PADDING.sub("", path)
+
+
 def _owned_by(stat: str, owners: frozenset[str]) -> bool:
-    """Whether the stat belongs to one of these SimObject paths (its name is `<path>.<...>`)."""
-    head = stat
+    """Whether the stat belongs to one of these SimObject paths (its name is `<path>.<...>`; indices unpadded)."""
+    owners = frozenset(unpadded(owner) for owner in owners)
+    head = unpadded(stat)
     while STAT_PATH_SEPARATOR in head:
         head = head.rpartition(STAT_PATH_SEPARATOR)[0]
         if head in owners:

@@ -197,3 +197,14 @@ def test_instructions_are_the_cpus_committed_instructions_of_the_roi(folder: Pat
     # simInsts counts since the simulation began, not since the ROI's start
     assert printed(folder, "simInsts")[0] > row["instructions"]
     assert row["instructions_per_op"] == pytest.approx(row["instructions"] / row["ops"])
+
+
+def test_link_stats_match_their_config_paths_without_the_index_padding() -> None:
+    """config.json pads a vector's indices to its width (int_links03 of 12 links, gem5's params.py);
+    stats.txt does not (int_links3): a real altix-numa run read 0 inter-node messages until both
+    were compared unpadded."""
+    owners = frozenset({"board.cache_hierarchy.ruby_system.network.int_links03"})
+    stat = "board.cache_hierarchy.ruby_system.network.int_links{}.buffers0.m_msg_count"
+    assert metrics._owned_by(stat.format(3), owners)
+    assert not metrics._owned_by(stat.format(13), owners) and not metrics._owned_by(stat.format(0), owners)
+    assert metrics.unpadded("a.hubs10.throttle0") == "a.hubs10.throttle0"  # an index that is not padded stays
