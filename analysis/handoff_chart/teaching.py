@@ -1,7 +1,8 @@
 """The report's teaching page: one typical hand-off of each spinlock variant, side by side.
 
 For each machine of the results and each variant of analysis/data/bounds.toml,
-the first traced kbench run at the page's size (data/teaching.toml) gives
+the first traced kbench run at the page's size
+(analysis/data/handoff_teaching.toml) gives
 its median hand-off of the bench lock, drawn as a message sequence chart
 (draw.py) into the report's folder. Each chart's caption says what to
 notice, its message count and the variant's analytical order. A run the
@@ -24,14 +25,14 @@ from analysis.plots import Figure
 from analysis.report_render import Section
 from analysis.runs import Results
 
-TEACHING_FILE = Path(__file__).resolve().parent / "data" / "teaching.toml"
+TEACHING_FILE = Path(__file__).resolve().parent.parent / "data" / "handoff_teaching.toml"
 KBENCH = "kbench"
 FOLDER = "handoffs"  # inside the report's folder
 CAPTION_LINES = 2
 
 
 class TeachingDataError(ValueError):
-    """data/teaching.toml is not what its header says."""
+    """analysis/data/handoff_teaching.toml is not what its header says."""
 
 
 @dataclass(frozen=True)
