@@ -112,7 +112,9 @@ def check_gem5() -> list[Check]:
     except gem5.Gem5Unavailable as exc:
         return [Check("gem5 at $GEM5", False, str(exc).split(". ")[0], gem5.HOW_TO_GET, needed)]
     protocol = found.ruby_protocol or "no Ruby protocol"
-    checks = [Check("gem5 at $GEM5", True, f"gem5 {found.version}, X86, {protocol} ({found.path})", "", needed)]
+    variable = gem5.variable_used(os.environ, None)
+    via = "" if variable == gem5.GEM5_VARIABLE else f"; GEM5 is unset, so machines without a Ruby protocol use {variable}"
+    checks = [Check("gem5 at $GEM5", True, f"gem5 {found.version}, X86, {protocol} ({found.path}){via}", "", needed)]
     return checks + check_gem5_per_protocol()
 
 

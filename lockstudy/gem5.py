@@ -8,6 +8,9 @@ altix-numa-interleaved: MESI_Two_Level, gem5's default X86 build); the
 classic-cache piii-smp runs on either. A machine that needs protocol P
 uses GEM5_<P> (GEM5_CHI, GEM5_MESI_TWO_LEVEL) when it is set, else GEM5,
 and a binary of another protocol is refused with how to build the right one.
+A machine without a Ruby protocol (piii-smp) runs on GEM5, or, when only
+GEM5_<P> variables are set, on the first of them (any X86 build has the
+classic caches).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +32,13 @@ HOW_TO_GET = (
 )
 PROBE_TIMEOUT_S = 120
 GEM5_VARIABLE = "GEM5"
+# The Ruby protocols a gem5 v24 build can have (src/mem/ruby/protocol/Kconfig:
+# the PROTOCOL defaults, plus CHI from src/mem/ruby/protocol/chi/Kconfig):
+# the GEM5_<P> variables a machine without a protocol may fall back on.
+RUBY_PROTOCOLS = (
+    "CHI", "MESI_Two_Level", "MESI_Three_Level", "MESI_Three_Level_HTM", "MI_example",
+    "MOESI_CMP_directory", "MOESI_CMP_token", "MOESI_hammer", "GPU_VIPER", "MOESI_AMD_Base",
+)  # fmt: skip
 
 
 def variable_for(protocol: str | None) -> str:
@@ -120,10 +131,19 @@ def _probe(path: Path, value: str) -> tuple[str, dict[str, str]]:
     return _probed[key]
 
 
+def variable_used(env: Mapping[str, str], protocol: str | None) -> str:
+    """The variable that names the gem5 for `protocol`: GEM5_<P> if set, else GEM5 (or, with no protocol and no GEM5, the first GEM5_<P> set)."""
+    if protocol:
+        return variable_for(protocol) if env.get(variable_for(protocol)) else GEM5_VARIABLE
+    if env.get(GEM5_VARIABLE):
+        return GEM5_VARIABLE
+    return next((variable_for(p) for p in RUBY_PROTOCOLS if env.get(variable_for(p))), GEM5_VARIABLE)
+
+
 def find_gem5(environ: dict[str, str] | None = None, protocol: str | None = None) -> Gem5Info:
     """The gem5 to use for a machine whose Ruby protocol is `protocol` (None: any)."""
     env = os.environ if environ is None else environ
-    variable = variable_for(protocol) if protocol and env.get(variable_for(protocol)) else GEM5_VARIABLE
+    variable = variable_used(env, protocol)
     value = env.get(variable, "")
     if not value:
         if protocol:

@@ -209,3 +209,14 @@ def test_data_files_that_are_not_toml_are_named(tmp_path) -> None:
     good = tmp_path / "good.toml"
     good.write_text("[a]\nb = 2\n")
     assert read_toml(good) == {"a": {"b": 2}}
+
+
+def test_a_machine_without_a_protocol_runs_on_any_gem5_named(tmp_path: Path) -> None:
+    """piii-smp (classic caches) needs no protocol: with only GEM5_<P> set, it runs on that binary."""
+    chi = fake_binary(tmp_path, probe_output("24.0.0.1", PROTOCOL="CHI"))
+    assert gem5_finder.find_gem5({"GEM5_CHI": str(chi)}).path == chi.resolve()
+    assert gem5_finder.variable_used({"GEM5_CHI": str(chi)}, None) == "GEM5_CHI"
+    assert gem5_finder.variable_used({"GEM5_CHI": str(chi), "GEM5": "x"}, None) == "GEM5"
+    # A variable that names no Ruby protocol is not taken for one.
+    with pytest.raises(gem5_finder.Gem5Unavailable, match="GEM5 is not set"):
+        gem5_finder.find_gem5({"GEM5_HOME": str(chi)})
