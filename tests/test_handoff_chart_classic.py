@@ -55,14 +55,17 @@ def upgrade(cpu: int, start: int, sharer: int, sharer_state: str, cpu_request: s
         at(start + 2000, l2, f"access for UpgradeReq {LINE} hit {block('S')}"),
         at(start + 2000, l2, f"createMissPacket: created UpgradeReq {LINE} from UpgradeReq {LINE}"),
         at(start + 19000, "membus", f"recvTimingReq: src {bus_port('cpu_side', L2_PORT[cpu])} packet UpgradeReq {LINE}"),
+    ]
+    if sharer_state == "S":
+        # The L2 passes the snoop up before it prints its own (cache.cc:1084, 1156): the L1d's comes first.
+        lines += [
+            at(start + 29000, other_l1, f"handleSnoop: snoop hit for UpgradeReq {LINE}, old state is {block('S')}"),
+            at(start + 29000, other_l1, f"new state is {block('I')}"),
+        ]
+    lines += [
         at(start + 29000, other_l2, f"handleSnoop: snoop hit for UpgradeReq {LINE}, old state is {block(sharer_state)}"),
         at(start + 29000, other_l2, f"new state is {block('I')}"),
     ]
-    if sharer_state == "S":
-        lines += [
-            at(start + 30000, other_l1, f"handleSnoop: snoop hit for UpgradeReq {LINE}, old state is {block('S')}"),
-            at(start + 30000, other_l1, f"new state is {block('I')}"),
-        ]
     return lines + [
         at(start + 39000, "membus", f"recvTimingResp: src {bus_port('mem_side', MEMORY_PORT)} packet UpgradeResp {LINE}"),
         at(start + 49000, l2, f"recvTimingResp: Handling response UpgradeResp {LINE}"),

@@ -17,6 +17,13 @@ reads, in gem5 v24.0:
 - `recvTimingResp: Handling response <packet>` (base.cc:508) and `Block
   addr 0x.. (ns) moving from state: .. (X) .. to state: .. (Y) ..`
   (base.cc:1599): a response arriving at a cache, and the line's fill;
+- an L2 passes a snoop up to its L1d before it prints its own `snoop
+  hit` (cache.cc:1084, 1156), so the L1d's snoop is printed first at the
+  same tick; an L1d whose own miss on the line is in service prints
+  `Deferring snoop on in-service MSHR to blk 0x..` (cache.cc:1296) and
+  handles the snoop when its miss is served, at a later tick;
+- multi-line messages (an MSHR's target list) continue on indented lines
+  without a tick: they are skipped (run_input.py);
 - the bus (`membus`): `recvTimingReq: src <port> packet <packet>`,
   `recvTimingResp: src ...` and `recvTimingSnoopResp: src ...` (with
   `FWD RESP` when passed on), src/mem/coherent_xbar.cc:173, 467, 610, 673;
@@ -33,6 +40,7 @@ drawn once, when accepted.
 from __future__ import annotations
 
 import re
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +62,11 @@ MOVING = " moving from "
 def fill_mark(line: int) -> str:
     """How base.cc:1599 starts the fill of `line` ("Block addr %#llx ...")."""
     return f"Block addr {line:#x} "
+
+
+def deferral_mark(line: int) -> str:
+    """How cache.cc:1296 says a snoop on `line` waits for the cache's own miss to `line` to be served."""
+    return f"Deferring snoop on in-service MSHR to blk {line:#x} "
 
 L1D, L1I, L2, BUS, MEMORY = "L1d", "L1i", "L2", "bus", "memory"
 CACHE_MACHINES = {"l1d": L1D, "l1i": L1I, "l2": L2}
@@ -125,6 +138,16 @@ class ClassicReader:
         self.sends: dict[tuple[Controller, str], Transition] = {}
         self.snooped: dict[Controller, Transition] = {}  # a snoop hit waiting for its "new state is"
         self.open_requests: dict[int, int] = {}  # CPU -> index in requests of its miss waiting for the response
+        # An L1d's snoop, printed before the snoop of the L2 that forwarded it up
+        # (Cache::handleSnoop forwards a snoop to the caches above before it
+        # prints its own "snoop hit", src/mem/cache/cache.cc:1084 and 1156): held
+        # until that L2's snoop at the same tick, which is its sender.
+        self.held_snoops: dict[int, list[Transition]] = {}
+        # A snoop an L1d deferred (its own miss on the line is in service) is
+        # handled when that miss is served, at a later tick: its sender is the
+        # snoop its L2 forwarded at the tick it was deferred (cache.cc:1296).
+        self.deferred_at: dict[int, int] = {}
+        self.deferred_senders: dict[int, deque[Transition]] = defaultdict(deque)
         self.order = 0
 
     def _transition(self, line: ClassicLine, controller: Controller, event: str, before: str = "", after: str = "") -> Transition:
@@ -135,6 +158,7 @@ class ClassicReader:
         self.result.messages.append(Message(label, kind, arrival.controller, arrival, send))
 
     def read(self, line: ClassicLine) -> None:
+        self._release_held_snoops(before_tick=line.tick)
         controller = controller_of(line.obj)
         if controller is None:
             return
@@ -143,6 +167,9 @@ class ClassicReader:
             return
         if line.text.startswith(fill_mark(self.first)) and MOVING in line.text:
             self._fill(line, controller)
+            return
+        if line.text.startswith(deferral_mark(self.first)) and controller.machine == L1D:
+            self.deferred_at[controller.version] = line.tick
             return
         packet = on_line(line.text, self.first, self.last)
         if packet is None:
@@ -198,11 +225,41 @@ class ClassicReader:
         snoop = self.snooped.pop(controller)
         states = STATE.findall(line.text)
         arrival = Transition(snoop.order, snoop.tick, controller, snoop.event, snoop.before, states[0] if states else "?")
-        source = Controller(BUS, 0) if controller.machine == L2 else Controller(L2, controller.version)
-        send = self.sends.get((source, "snoop"))
-        self._arrow(f"snoop {snoop.event}", "invalidation" if arrival.after == "I" else "forward", arrival, send)
-        self.sends[(controller, "snoop")] = arrival
         self.sends[(controller, "answer")] = arrival
+        cpu = controller.version
+        if controller.machine != L2:
+            if self.deferred_senders[cpu]:
+                self.order += 1
+                self._snoop_arrow(Transition(self.order, arrival.tick, controller, arrival.event, arrival.before, arrival.after), self.deferred_senders[cpu].popleft())
+            else:
+                self.held_snoops.setdefault(cpu, []).append(arrival)
+            return
+        self._snoop_arrow(arrival, self.sends.get((Controller(BUS, 0), "snoop")))
+        self.sends[(controller, "snoop")] = arrival
+        self._release_held_snoops(cpu=cpu, sender=arrival)
+        if self.deferred_at.get(cpu) == arrival.tick:
+            del self.deferred_at[cpu]
+            self.deferred_senders[cpu].append(arrival)
+
+    def _snoop_arrow(self, arrival: Transition, send: Transition | None) -> None:
+        self._arrow(f"snoop {arrival.event}", "invalidation" if arrival.after == "I" else "forward", arrival, send)
+
+    def _release_held_snoops(self, before_tick: int | None = None, cpu: int | None = None, sender: Transition | None = None) -> None:
+        """Draw the held L1d snoops: those of `cpu`, sent by its L2's snoop `sender`; or, at a
+        later tick (`before_tick`), those whose L2 printed no snoop (it no longer held the
+        line; a snoop miss prints nothing): sent by that L2 at the same tick all the same."""
+        for version in [cpu] if cpu is not None else list(self.held_snoops):
+            held = self.held_snoops.get(version, [])
+            if not held or (before_tick is not None and held[0].tick >= before_tick):
+                continue
+            for arrival in self.held_snoops.pop(version):
+                send = sender or Transition(arrival.order, arrival.tick, Controller(L2, version), arrival.event, "", "")
+                self.order += 1
+                self._snoop_arrow(Transition(self.order, arrival.tick, arrival.controller, arrival.event, arrival.before, arrival.after), send)
+
+    def finish(self) -> None:
+        """Draw what is still held at the trace's end."""
+        self._release_held_snoops(before_tick=2**63)
 
     def _bus(self, line: ClassicLine, command: str) -> None:
         if any(line.text.endswith(word) or word + " " in line.text for word in REFUSED):

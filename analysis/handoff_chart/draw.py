@@ -66,6 +66,7 @@ def _classic(run: TracedRun) -> _Traced:
     reader = ClassicReader(run.line, run.line_bytes, bus_ports(config_objects(run.config)))
     for line in classic_lines(run):
         reader.read(line)
+    reader.finish()
     return _Traced(reader.requests, reader.result, classic_topology(run.machine.num_cpus), "classic caches", CLASSIC_NOTE)
 
 

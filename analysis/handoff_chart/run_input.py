@@ -20,7 +20,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from analysis.config_reader import ConfigError, MachineFacts, machine_facts
-from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, fill_mark, on_line, parse_classic
+from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferral_mark, fill_mark, on_line, parse_classic
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.locks import TRACE_FILE, registered_locks
 from analysis.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
@@ -121,9 +121,20 @@ def _is_tick(word: str) -> bool:
     return word.rstrip(":").isdigit()
 
 
+def _continues_debug_line(text: str, previous_first_word: str) -> bool:
+    """An indented line after a classic debug line (`tick: object: text`): the rest of a
+    multi-line message, such as an MSHR's target list (src/mem/cache/mshr.cc, MSHR::print)."""
+    return text[:1].isspace() and previous_first_word.endswith(":") and _is_tick(previous_first_word)
+
+
 def _trace_lines(run: TracedRun) -> Iterator[tuple[int, str]]:
-    """(number, text) of the trace's non-empty lines; one that does not start with a tick names its file and line."""
+    """(number, text) of the trace's non-empty lines; one that does not start with a tick names its file and line.
+
+    The indented lines that continue a classic debug message are skipped: they
+    carry no tick and nothing the chart reads.
+    """
     number = 0
+    previous_first_word = ""
     try:
         with gzip.open(run.trace, "rt", errors="replace") as handle:
             for number, text in enumerate(handle, 1):
@@ -131,7 +142,10 @@ def _trace_lines(run: TracedRun) -> Iterator[tuple[int, str]]:
                 if not words:
                     continue
                 if not _is_tick(words[0]):
+                    if _continues_debug_line(text, previous_first_word):
+                        continue
                     raise HandoffInputError(f"{run.trace}:{number}: not a gem5 trace line (no tick first): {text.strip()[:80]!r}")
+                previous_first_word = words[0]
                 yield number, text
     except (OSError, EOFError, zlib.error) as exc:
         raise HandoffInputError(f"{run.trace}: not a whole gzip stream after line {number} ({exc})") from None
@@ -162,7 +176,7 @@ def line_events(run: TracedRun) -> list[Event]:
 def classic_lines(run: TracedRun) -> list[ClassicLine]:
     """The classic trace's lines that may concern the lock's line: a packet on it, or a snoop's new state."""
     last = run.line + run.line_bytes - 1
-    fill = fill_mark(run.line)
+    fill, deferral = fill_mark(run.line), deferral_mark(run.line)
     lines: list[ClassicLine] = []
     touched = False
     for number, text in _trace_lines(run):
@@ -171,7 +185,7 @@ def classic_lines(run: TracedRun) -> list[ClassicLine]:
         line = parse_classic(number, text.rstrip("\n"))
         if line is None:
             raise HandoffInputError(f"{run.trace}:{number}: not a gem5 debug line (tick: object: text): {text.strip()[:80]!r}")
-        if NEW_STATE in line.text or fill in line.text or on_line(line.text, run.line, last):
+        if NEW_STATE in line.text or fill in line.text or deferral in line.text or on_line(line.text, run.line, last):
             lines.append(line)
             touched = touched or NEW_STATE not in line.text
     if not touched:

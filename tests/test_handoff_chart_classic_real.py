@@ -1,0 +1,78 @@
+"""The hand-off chart on a real classic trace (piii-smp, 4 CPUs, test-and-set): what gem5 really prints.
+
+The fixture (tests/fixtures/gem5/piii-smp-4-kbench-tas-classic/README.md)
+is an excerpt of a real `--trace classic` run. What the hand-written
+traces of test_handoff_chart_classic.py did not have, and this one does:
+- multi-line messages (an MSHR's target list, indented, with no tick);
+- an L2 that passes a snoop up to its L1d before it prints its own, so the
+  L1d's snoop comes first in the file at the same tick;
+- an L1d that defers a snoop while its own miss is in service, and
+  handles it at a later tick.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+from analysis.handoff_chart.draw import chart_for
+from lockstudy.paths import ROOT
+
+FIXTURE = ROOT / "tests" / "fixtures" / "gem5" / "piii-smp-4-kbench-tas-classic"
+LOCK_NAME = "bench:lock"
+# The whole trace's median hand-off, read from the trace by hand (the excerpt keeps it whole).
+RELEASE_TICK = 869654087981
+ACQUIRE_TICK = 869654236597
+MESSAGES = 50
+# Its first messages, in order: CPU0's release store misses (the waiters' reads
+# took the line) and goes down as ReadExReq; the bus snoops each other CPU's L2,
+# and each L2 passes the snoop up to its L1d.
+FIRST_MESSAGES = [
+    ("ReadExReq", "CPU0 L1d", "CPU0 L2"),
+    ("ReadExReq", "CPU0 L2", "bus (FSB)"),
+    ("snoop ReadExReq", "bus (FSB)", "CPU1 L2"),
+    ("snoop ReadExReq", "CPU1 L2", "CPU1 L1d"),
+    ("snoop ReadExReq", "bus (FSB)", "CPU2 L2"),
+    ("snoop ReadExReq", "CPU2 L2", "CPU2 L1d"),
+    ("snoop ReadExReq", "bus (FSB)", "CPU3 L2"),
+    ("snoop ReadExReq", "CPU3 L2", "CPU3 L1d"),
+]
+
+
+def test_the_fixture_has_what_this_test_is_about() -> None:
+    with gzip.open(FIXTURE / "roi.trace.gz", "rt") as handle:
+        text = handle.read()
+    assert "\n      Targets:" in text  # a multi-line message
+    assert "Deferring snoop on in-service MSHR to blk 0x1d0c100 " in text
+
+
+def test_the_median_handoff_of_a_real_classic_trace() -> None:
+    chart, handoff, count, how = chart_for(FIXTURE, LOCK_NAME)
+    assert (count, handoff.index, how) == (7, 3, "median by message count")
+    assert (handoff.releaser, handoff.acquirer, handoff.acquire.kind) == (0, 1, "rmw")
+    assert (handoff.start, handoff.end) == (RELEASE_TICK, ACQUIRE_TICK)
+    assert len(chart.arrows) == MESSAGES
+    assert chart.message_list()[: len(FIRST_MESSAGES)] == FIRST_MESSAGES
+
+
+def test_every_snoop_to_an_l1d_comes_from_its_own_l2_no_later_than_it_arrives() -> None:
+    chart, *_ = chart_for(FIXTURE, LOCK_NAME)
+    to_l1d = [a for a in chart.arrows if a.label.startswith("snoop") and chart.lanes[a.receiver].label.endswith("L1d")]
+    assert len(to_l1d) >= 9
+    for arrow in to_l1d:
+        cpu = chart.lanes[arrow.receiver].cpu
+        assert arrow.sender is not None and chart.lanes[arrow.sender].label == f"CPU{cpu} L2"
+        assert arrow.send_tick is not None and RELEASE_TICK <= arrow.send_tick <= arrow.tick
+        assert arrow.sender_states, "the L2's own snoop is the send: it has a state change"
+    # All arrive in the tick their L2 passed them up but four deferred ones: CPU0's
+    # three (its release's ReadExReq in service) and CPU1's last (its locked RMW in service).
+    assert sum(arrow.send_tick == arrow.tick for arrow in to_l1d) == len(to_l1d) - 4
+
+
+def test_a_deferred_snoop_is_sent_by_the_l2_snoop_of_the_tick_it_was_deferred() -> None:
+    """CPU0's L1d defers the three readers' snoops while its ReadExReq is served, then handles them at once."""
+    chart, *_ = chart_for(FIXTURE, LOCK_NAME)
+    deferred = [a for a in chart.arrows if a.label == "snoop ReadSharedReq" and chart.lanes[a.receiver].label == "CPU0 L1d"]
+    assert [a.receiver_states for a in deferred] == ["M>O", "O>O", "O>O"]
+    l2_snoops = [a for a in chart.arrows if a.label == "snoop ReadSharedReq" and chart.lanes[a.receiver].label == "CPU0 L2"]
+    assert [a.send_tick for a in deferred] == [a.tick for a in l2_snoops]
+    assert all(d.tick > d.send_tick for d in deferred)  # handled later than deferred
