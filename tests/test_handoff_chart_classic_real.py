@@ -1,6 +1,6 @@
 """The hand-off chart on a real classic trace (piii-smp, 4 CPUs, test-and-set): what gem5 really prints.
 
-The fixture (tests/fixtures/gem5/piii-smp-4-kbench-tas-classic/README.md)
+The fixture (tests/fixtures/classic-trace/README.md)
 is an excerpt of a real `--trace classic` run. What the hand-written
 traces of test_handoff_chart_classic.py did not have, and this one does:
 - multi-line messages (an MSHR's target list, indented, with no tick);
@@ -17,7 +17,7 @@ import gzip
 from analysis.handoff_chart.draw import chart_for
 from lockstudy.paths import ROOT
 
-FIXTURE = ROOT / "tests" / "fixtures" / "gem5" / "piii-smp-4-kbench-tas-classic"
+FIXTURE = ROOT / "tests" / "fixtures" / "classic-trace"
 LOCK_NAME = "bench:lock"
 # The whole trace's median hand-off, read from the trace by hand (the excerpt keeps it whole).
 RELEASE_TICK = 869654087981

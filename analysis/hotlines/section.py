@@ -42,13 +42,14 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
         if lines:
             section.tables.append(Table(f"{study or OUTSIDE_CAMPAIGN}: the top {len(lines)} lines over {rois} traced ROI(s)", _frame(lines)))
     if not studies:
-        section.paragraphs.append("No run of these results has a Ruby ProtocolTrace (`trace = \"protocol\"`): no hot-line profile.")
+        section.paragraphs.append("No run of these results is traced (`trace = \"protocol\"` or `\"classic\"`): no hot-line profile.")
     classic = int((hierarchies == CLASSIC).sum())
     if classic:
         section.paragraphs.append(
-            f"The bus machine's {classic} run(s) (classic caches) have no per-line profile: gem5's classic memory system "
-            "has no ProtocolTrace, and its per-access debug output (`--trace classic`) is not made by the campaigns and not "
-            "read here."
+            f"The bus machine's {classic} run(s) (classic caches) are profiled where they were traced (`trace = \"classic\"`, "
+            "gem5's cache and bus debug lines): `requests` are the coherence requests the front-side bus accepted for the "
+            "line (writebacks and evictions left out; their sum over a run's lines is checked against the bus's transDist), "
+            "`invalidations` the bus snoops that took a CPU's copy to I, and there are no `crossings` (one node)."
         )
     section.paragraphs.extend(tables.notes)
     return section

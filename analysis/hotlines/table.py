@@ -23,11 +23,12 @@ import pandas as pd
 from analysis.hotlines import symbols
 from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
-from analysis.hotlines.traces import HotlineJob, profile_all
+from analysis.hotlines.classic import check_against_stats
+from analysis.hotlines.traces import CLASSIC, HotlineJob, profile_all
 from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, static_locks, system_map_file
 from analysis.metrics import study_of, variant_of
 from analysis.protocol_trace import TracedLock
-from analysis.runs import CONFIG_FILE, Results, RunStats
+from analysis.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 
 RUBY = "ruby"
 COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share"]
@@ -61,10 +62,8 @@ def hotline_job(run: RunStats) -> HotlineJob | str | None:
     trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
     if trace is None or not trace.is_file():
         return None
-    if run.machine.hierarchy != RUBY:
-        return f"run {run.info.run_id}: a {run.machine.hierarchy} trace (`--trace classic`, gem5's cache debug lines), which this profile does not read"
     hotline_rules = load_rules()
-    if run.machine.ruby_protocol not in hotline_rules.protocols:
+    if run.machine.hierarchy == RUBY and run.machine.ruby_protocol not in hotline_rules.protocols:
         return (f"run {run.info.run_id}: Ruby protocol {run.machine.ruby_protocol} has no hot-line rules yet "
                 f"(analysis/data/hotlines.toml has {', '.join(sorted(hotline_rules.protocols))}): not profiled")  # fmt: skip
     result = run.info.result
@@ -73,7 +72,7 @@ def hotline_job(run: RunStats) -> HotlineJob | str | None:
         key=run.info.run_id,
         trace=trace,
         config=run.info.gem5_dir / CONFIG_FILE,  # type: ignore[operator]
-        protocol=str(run.machine.ruby_protocol),
+        protocol=str(run.machine.ruby_protocol) if run.machine.hierarchy == RUBY else CLASSIC,
         line_bytes=int(run.machine.line_bytes or machine.get("line_bytes")),
         roi_starts=tuple(int(begin) for begin, _end in result.get("roi_ticks", []) or []),
         cpu_to_node=tuple(int(node) for node in machine.get("cpu_to_node", []) or []),
@@ -119,6 +118,10 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
         symbol_table = symbols.read_system_map(map_file, image_base) if map_file is not None else None
         namer = tables.namers[job.key] = RunNamer(job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)))
         profiles = all_profiles[job.key]
+        if job.protocol == CLASSIC and run.info.gem5_dir is not None and (run.info.gem5_dir / STATS_FILE).is_file():
+            problem = check_against_stats(profiles, (run.info.gem5_dir / STATS_FILE).read_text())
+            if problem:
+                tables.notes.append(f"run {run.info.run_id}: {problem}")
         for roi, ((study, config), roi_profile) in enumerate(zip(run_labels(run, len(profiles)), profiles)):
             tables.profiles[(job.key, roi)] = roi_profile
             tables.labels[(job.key, roi)] = (study, config)

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from analysis import config_reader, ruby_wiring, trace_cache, trace_chunks
-from analysis.hotlines import profile, rules, scan, topology
+from analysis.hotlines import classic, profile, rules, scan, topology
 from analysis.hotlines.profile import LineTraffic, RoiProfile
 from analysis.hotlines.rules import load_rules
 from analysis.trace_chunks import TraceFormatError
 
 CACHE_FOLDER = "hotlines"
 CACHE_FORMAT = 1
+CLASSIC = "classic"  # a job's `protocol` for a classic-memory trace (classic.py)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class HotlineJob:
     key: str  # the run id
     trace: Path
     config: Path
-    protocol: str
+    protocol: str  # the Ruby protocol, or CLASSIC
     line_bytes: int
     roi_starts: tuple[int, ...]
     cpu_to_node: tuple[int, ...]
@@ -43,7 +44,7 @@ class HotlineJob:
 def code_digest() -> str:
     """The profile's code and rules: a cached profile made by other code or rules is made again."""
     sources = (
-        __file__, scan.__file__, profile.__file__, rules.__file__, topology.__file__, trace_chunks.__file__, str(rules.RULES_FILE),
+        __file__, scan.__file__, profile.__file__, rules.__file__, topology.__file__, trace_chunks.__file__, str(rules.RULES_FILE), classic.__file__,
         config_reader.__file__, ruby_wiring.__file__, str(config_reader.DATA_FILE),
     )  # fmt: skip
     return trace_cache.code_digest(*sources)
@@ -97,6 +98,10 @@ def cached(job: HotlineJob) -> list[RoiProfile] | None:
 def profile_job(job: HotlineJob) -> list[RoiProfile]:
     """Scan the trace, profile each ROI, keep the result in the cache (when it can be written)."""
     source = made_from(job)
+    if job.protocol == CLASSIC:
+        profiles = classic.profile_classic(job.trace, job.line_bytes, job.roi_starts)
+        trace_cache.store(cache_path(job.trace), to_json(profiles, source))
+        return profiles
     hotline_rules = load_rules()
     protocol = hotline_rules.protocol(job.protocol, str(job.config))
     machine = topology.read_topology(job.config, protocol, job.line_bytes, job.cpu_to_node)
