@@ -24,7 +24,9 @@ hand-off by message count is drawn; the command says which one and how
 many there are.
 
 Writes <lock>-handoff-<K>.txt, .svg and .png into --out (default
-RUN_DIR/handoff-charts/) and prints the text chart. Needs a run made with
+RUN_DIR/handoff-charts/), with the run's provenance (gem5, kernel build,
+image, machine file, command, the trace's sha256; no path of this machine)
+in provenance.json there, and prints the text chart. Needs a run made with
 --trace protocol (Ruby machines) or --trace classic (piii-smp: lanes for
 each CPU's L1d and L2, the bus and memory). Runs in .venv: needs
 ./run.sh setup."""

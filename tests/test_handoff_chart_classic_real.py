@@ -13,6 +13,8 @@ traces of test_handoff_chart_classic.py did not have, and this one does:
 from __future__ import annotations
 
 import gzip
+import json
+from pathlib import Path
 
 from analysis.handoff_chart.draw import chart_for
 from lockstudy.paths import ROOT
@@ -76,3 +78,17 @@ def test_a_deferred_snoop_is_sent_by_the_l2_snoop_of_the_tick_it_was_deferred() 
     l2_snoops = [a for a in chart.arrows if a.label == "snoop ReadSharedReq" and chart.lanes[a.receiver].label == "CPU0 L2"]
     assert [a.send_tick for a in deferred] == [a.tick for a in l2_snoops]
     assert all(d.tick > d.send_tick for d in deferred)  # handled later than deferred
+
+
+def test_the_chart_folder_gets_the_runs_provenance(tmp_path: Path) -> None:
+    from analysis.handoff_chart.draw import draw
+
+    drawn = draw(FIXTURE, LOCK_NAME, out=tmp_path / "charts")
+    record = json.loads((tmp_path / "charts" / "provenance.json").read_text())
+    run = record["run"]
+    assert run["gem5"] == "24.0.0.1" and run["machine_file"] == "piii-smp.toml" and run["trace"] == "classic"
+    assert all(run[key] for key in ("kernel_build_id", "image_sha256", "machine_sha256", "roi.trace.gz sha256", "command"))
+    chart = record["charts"][f"bench_lock-handoff-{drawn.handoff.index}"]
+    assert (chart["handoff"], chart["handoffs"], chart["messages"]) == (3, 7, MESSAGES)
+    assert chart["drawn_with"].startswith("./run.sh handoff tests/fixtures/classic-trace --lock bench:lock --index 3 --out <out>")
+    assert "/work" not in json.dumps(record) and str(tmp_path) not in json.dumps(record)

@@ -39,7 +39,7 @@ def test_the_command_draws_the_median_handoff_and_says_which(drawn: tuple[subpro
     result, out = drawn
     assert result.returncode == 0, result.stderr
     assert "drew hand-off 2 of 9 (median by message count): CPU1 to CPU3, 17 messages, 8 between nodes" in result.stdout
-    assert sorted(path.name for path in out.iterdir()) == ["bench_lock-handoff-2.png", "bench_lock-handoff-2.svg", "bench_lock-handoff-2.txt"]
+    assert sorted(path.name for path in out.iterdir()) == ["bench_lock-handoff-2.png", "bench_lock-handoff-2.svg", "bench_lock-handoff-2.txt", "provenance.json"]
 
 
 def test_the_svg_parses_and_labels_every_lane_and_node(drawn: tuple[subprocess.CompletedProcess[str], Path]) -> None:

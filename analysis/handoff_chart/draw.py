@@ -13,6 +13,7 @@ from analysis.handoff_chart.errors import HandoffInputError
 from analysis.handoff_chart.handoff_finder import Handoff, find_handoffs, pick_handoff
 from analysis.handoff_chart.messages import Reconstruction, reconstruct
 from analysis.handoff_chart.protocol_rules import load_rules, rules_file
+from analysis.handoff_chart.provenance import record_chart
 from analysis.handoff_chart.run_input import RUBY, TracedRun, classic_lines, line_events, open_run
 from analysis.handoff_chart.text_chart import render_text
 from analysis.handoff_chart.topology import Topology, classic_topology, config_objects, ruby_topology
@@ -104,6 +105,15 @@ def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | No
         text_file.write_text(render_text(chart))
         svg_file.write_text(render_svg(chart))
         render_png(chart, png_file)
+        run = open_run(run_dir, lock_name)
+        arrows = chart.arrows
+        facts = {
+            "lock": lock_name, "handoff": handoff.index, "handoffs": count, "chosen": how,
+            "from_cpu": handoff.releaser, "to_cpu": handoff.acquirer, "messages": len(arrows),
+            "between_nodes": sum(arrow.crosses_nodes for arrow in arrows),
+            "ticks": [handoff.start, handoff.end], "ns": round(chart.ns(handoff.end), 1),
+        }  # fmt: skip
+        record_chart(out, run.folder, run.trace, run.result, stem.name, facts)
     except OSError as exc:
         raise HandoffInputError(f"{exc.filename or out}: cannot write the chart: {exc.strerror or exc}") from None
     return DrawnChart(chart, handoff, count, how, (text_file, svg_file, png_file))

@@ -1,0 +1,71 @@
+"""provenance.json beside the charts of a run: where each chart came from, with no path of this machine.
+
+Every chart folder says which gem5, kernel build, disk image and machine
+file made the run, the run's spec and gem5 command (absolute paths as
+lockstudy/publish.py's placeholders), the sha256 of the trace and
+result.json the chart was read from, and for each chart the hand-off
+drawn and the command that drew it. Drawing another chart into the same
+folder adds to `charts`; a chart of another run there is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from analysis.handoff_chart.errors import HandoffInputError
+from lockstudy import publish
+from lockstudy.files import file_sha256, write_json_atomically
+from lockstudy.paths import ROOT
+
+PROVENANCE_FILE = "provenance.json"
+RESULT_FILE = "result.json"
+
+
+def run_facts(run_dir: Path, trace: Path, result: dict[str, Any]) -> dict[str, Any]:
+    """What made the run, portably."""
+    p = result.get("provenance", {})
+    pairs = publish.placeholders(run_dir, result)
+    machine = p.get("machine", {})
+    kernel = p.get("kernel", {})
+    command = " ".join(str(word) for word in p.get("command", []))
+    return {
+        "gem5": p.get("gem5_version"),
+        "kernel_build_id": kernel.get("build_info", {}).get("build_id"),
+        "kernel_sha256": kernel.get("sha256"),
+        "image_sha256": p.get("image", {}).get("sha256"),
+        "machine_file": machine.get("file"),
+        "machine_sha256": machine.get("sha256"),
+        "machine": f"{machine.get('name')}, {machine.get('cpus')} CPUs" + (f", {machine.get('nodes')} nodes" if (machine.get("nodes") or 1) > 1 else ""),
+        "cpu_model": p.get("roi_cpu"),
+        "trace": p.get("trace"),
+        "run_spec": p.get("run_spec"),
+        "command": publish.replace_paths(command, pairs),
+        "roi.trace.gz sha256": file_sha256(trace),
+        "result.json sha256": file_sha256(run_dir / RESULT_FILE) if (run_dir / RESULT_FILE).is_file() else None,
+    }
+
+
+def _shown(path: Path, placeholder: str) -> str:
+    """A folder in the repository by its relative path; any other by `placeholder`."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else placeholder
+
+
+def record_chart(out: Path, run_dir: Path, trace: Path, result: dict[str, Any], stem: str, chart_facts: dict[str, Any]) -> Path:
+    """Add one chart to `out`/provenance.json (written whole, atomically)."""
+    facts = run_facts(run_dir, trace, result)
+    path = out / PROVENANCE_FILE
+    record: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text())
+        except ValueError:
+            record = {}
+        if record.get("run", {}).get("roi.trace.gz sha256") not in (None, facts["roi.trace.gz sha256"]):
+            raise HandoffInputError(f"{path}: holds the charts of another run; draw this one into another --out folder")
+    record["run"] = facts
+    record.setdefault("charts", {})[stem] = {**chart_facts, "drawn_with": f"./run.sh handoff {_shown(run_dir, '<run>')} --lock {chart_facts['lock']} --index {chart_facts['handoff']} --out {_shown(out, '<out>')}"}
+    write_json_atomically(path, record)
+    return path
