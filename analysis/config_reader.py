@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
@@ -49,6 +49,10 @@ class ControllerFacts:
     cpu: int | None  # the version of its sequencer (the CPU it serves), if it has one
     node: int | None  # from the network wiring; None when the wiring does not tell
     addr_ranges: tuple[tuple[int, int], ...]
+    # The CPU whose private caches it is one of: its sequencer's CPU, or for a cache
+    # no sequencer drives, the one CPU of the caches whose requests it receives
+    # (gem5_config.toml `downstream_param`); None for a home, memory or DMA.
+    cluster: int | None = None
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,28 @@ def ruby_controllers(objects: list[dict[str, Any]], protocol: str, source: str) 
                 addr_ranges=ranges,
             )
         )
+    controllers = _with_clusters(controllers, found, rules["downstream_param"])
     return tuple(sorted(controllers, key=lambda c: (c.machine, c.version))), crossing, note
+
+
+def _with_clusters(controllers: list[ControllerFacts], objects: list[dict[str, Any]], downstream_param: str) -> list[ControllerFacts]:
+    """Each controller with its cluster: its own CPU, else the one CPU of the CPU caches that send to it."""
+    cpu_of = {c.path: c.cpu for c in controllers}
+    senders_cpus: dict[str, set[int]] = {}
+    for obj in objects:
+        cpu = cpu_of.get(obj["path"])
+        targets = obj.get(downstream_param)
+        if cpu is None or not isinstance(targets, list):
+            continue
+        for target in targets:
+            if isinstance(target, str):
+                senders_cpus.setdefault(target, set()).add(cpu)
+    out = []
+    for c in controllers:
+        cpus = senders_cpus.get(c.path, set())
+        cluster = c.cpu if c.cpu is not None else (next(iter(cpus)) if len(cpus) == 1 else None)
+        out.append(replace(c, cluster=cluster))
+    return out
 
 
 def read_config(path: Path, ticks_per_second: int | None = None) -> MachineFacts:

@@ -15,10 +15,13 @@ wiring, not assumed from the machine file:
   links to; a controller whose switch reaches no hub or two is an error;
 - a link between two switches crosses nodes unless both are on the same
   node (a switch of the router tree is on no node).
+`transit_cycles` reads the same wiring for the least time a message takes
+from one controller to another (the hand-off chart's pairing uses it).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -92,3 +95,56 @@ def read_wiring(objects: Iterable[Mapping[str, Any]], controllers: Iterable[str]
     on_node = {switch: switch_node(switch) for ends in links.values() for switch in ends}
     crossing = frozenset(path for path, (src, dst) in links.items() if on_node[src] is None or on_node[src] != on_node[dst])
     return Wiring(node_of, crossing)
+
+
+LATENCY = "latency"  # a link's or a switch's delay in cycles (src/mem/ruby/network/BasicLink.py, BasicRouter.py)
+
+
+def transit_cycles(objects: Iterable[Mapping[str, Any]], controllers: Iterable[str], source: str) -> dict[tuple[str, str], int]:
+    """The least delay, in network cycles, of a message from each controller to each other one (paths in, both ways).
+
+    A message goes over its sender's SimpleExtLink into a switch, through
+    switches joined by SimpleIntLinks (each one way: `src_node` to
+    `dst_node`), and out over the receiver's ext link; every link and
+    every switch it passes adds its `latency`. Queues and link bandwidth
+    only add to that sum, so no message arrives sooner: it is a floor.
+    Controllers with no path between them are left out.
+    """
+    objects = list(objects)
+    wanted = set(controllers)
+    switch_delay = {obj["path"]: _cycles(obj, source) for obj in objects if ROUTER_ID in obj}
+    edges: dict[str, list[tuple[str, int]]] = {}
+    for obj in objects:
+        if EXT_NODE in obj and INT_NODE in obj:
+            controller, switch = _end(obj.get(EXT_NODE)), _end(obj.get(INT_NODE))
+            if controller in wanted and switch is not None:
+                delay = _cycles(obj, source)
+                edges.setdefault(controller, []).append((switch, delay + switch_delay.get(switch, 0)))
+                edges.setdefault(switch, []).append((controller, delay))
+        elif SRC_NODE in obj and DST_NODE in obj:
+            src, dst = _end(obj.get(SRC_NODE)), _end(obj.get(DST_NODE))
+            if src is not None and dst is not None:
+                edges.setdefault(src, []).append((dst, _cycles(obj, source) + switch_delay.get(dst, 0)))
+    out: dict[tuple[str, str], int] = {}
+    for start in wanted:
+        best = {start: 0}
+        frontier = [(0, start)]
+        while frontier:
+            cost, at = heapq.heappop(frontier)
+            if cost > best.get(at, cost):
+                continue
+            if at != start and at in wanted:
+                out[(start, at)] = cost
+                continue  # a controller forwards nothing
+            for to, delay in edges.get(at, []):
+                if cost + delay < best.get(to, cost + delay + 1):
+                    best[to] = cost + delay
+                    heapq.heappush(frontier, (cost + delay, to))
+    return out
+
+
+def _cycles(obj: Mapping[str, Any], source: str) -> int:
+    value = obj.get(LATENCY, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise WiringError(f"{source}: {obj['path']}.{LATENCY}: expected a number of cycles, found {value!r}")
+    return value

@@ -8,7 +8,7 @@ chart: one lane per controller, one arrow per message, the line's state
 at each end, time in ticks and ns, every crossing between NUMA nodes
 marked. Ruby traces print transitions, not messages: `messages.py`
 turns them back into messages with a protocol's rules
-(`data/<protocol>.toml`); a classic (piii-smp) trace prints packets at
+(`data/<protocol>.toml`: MESI_Two_Level, CHI); a classic (piii-smp) trace prints packets at
 the caches and the bus, read by `classic_trace.py`.
 
 Modules, in the order the command uses them:
@@ -22,7 +22,8 @@ Modules, in the order the command uses them:
 | `handoff_finder.py` | the hand-offs and the one to draw (median by message count, or by index or tick) |
 | `protocol_rules.py` + `data/*.toml` | which controller event is which message, sent by which transitions |
 | `messages.py` | transitions -> messages (sender, receiver, ticks, states at both ends) |
-| `topology.py` | the lanes: each controller with its CPU and NUMA node, from config.json |
+| `line_wiring.py` | who each controller is for the line (kind, CPU cluster, node; the line's home and memory; least transit), from config_reader |
+| `topology.py` | the lanes: each controller with its CPU and NUMA node, from config_reader's facts |
 | `chart.py` | the chart of one hand-off, independent of how it is drawn |
 | `text_chart.py`, `layout.py`, `svg_chart.py`, `png_chart.py` | the chart as plain text, SVG (written as text) and PNG (matplotlib) |
 | `draw.py` | the whole path from a run folder to the three files |

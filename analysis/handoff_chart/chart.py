@@ -133,7 +133,10 @@ def build_chart(
             message.send.tick if message.send else None,
             message.send.states if message.send else "", message.arrival.states, crosses, message.waited,
         ))  # fmt: skip
-    cpu_lane = {lane.cpu: n for n, lane in enumerate(topology.lanes) if lane.cpu is not None}
+    cpu_lane: dict[int, int] = {}
+    for n, lane in enumerate(topology.lanes):
+        if lane.cpu is not None:
+            cpu_lane.setdefault(lane.cpu, n)  # the CPU's first lane: its own cache (CHI: the L1 before its L2)
     misses: list[Transition] = [t for t in reconstruction.cpu_transitions if start <= t.tick <= end and t.before != t.after]  # a hit changes nothing
     for transition in misses:
         lane = _lane_index(topology, transition.controller)

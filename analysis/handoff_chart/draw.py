@@ -11,12 +11,14 @@ from analysis.handoff_chart.classic_trace import ClassicReader, bus_ports
 from analysis.handoff_chart.cpu_requests import CpuRequest, cpu_requests
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.handoff_chart.handoff_finder import Handoff, find_handoffs, pick_handoff
-from analysis.handoff_chart.messages import Reconstruction, reconstruct
+from analysis.handoff_chart.line_wiring import line_wiring
+from analysis.handoff_chart.messages import Controller, Reconstruction, reconstruct
 from analysis.handoff_chart.protocol_rules import load_rules, rules_file
 from analysis.handoff_chart.provenance import record_chart
 from analysis.handoff_chart.run_input import RUBY, TracedRun, classic_lines, line_events, open_run
 from analysis.handoff_chart.text_chart import render_text
 from analysis.handoff_chart.topology import Topology, classic_topology, config_objects, ruby_topology
+from analysis.protocol_trace import SEQUENCER
 from lockstudy.paths import ROOT
 
 DEFAULT_OUT = "handoff-charts"  # inside the run folder
@@ -56,11 +58,12 @@ def _ruby(run: TracedRun) -> _Traced:
     rules = load_rules(str(run.machine.ruby_protocol))
     events = line_events(run)
     cycle = round(run.machine.ticks_per_second / run.machine.cpu_clock_hz) if run.machine.cpu_clock_hz else FALLBACK_CYCLE_TICKS
-    reconstruction = reconstruct(events, rules)
-    machines = {rules.cpu_cache, rules.home, rules.memory} | {m.receiver.machine for m in reconstruction.messages}
+    wiring = line_wiring(run.machine, run.config, run.line, rules.named_by, cycle)
+    reconstruction = reconstruct(events, rules, wiring)
+    touching = {Controller(e.machine, e.version) for e in events if e.machine != SEQUENCER}
     rules_name = str(rules_file(rules.protocol).relative_to(ROOT))
     note = f"Ruby's trace prints each message's arrival; its sender and send are inferred with {rules_name}."
-    return _Traced(cpu_requests(events, cycle), reconstruction, ruby_topology(run.config, rules, machines), f"Ruby {rules.protocol}", note)
+    return _Traced(cpu_requests(events, cycle), reconstruction, ruby_topology(wiring, rules, touching), f"Ruby {rules.protocol}", note)
 
 
 def _classic(run: TracedRun) -> _Traced:

@@ -116,12 +116,23 @@ class Layout:
     texts: tuple[Text, ...]
 
 
-def _lane_x(lane: int) -> float:
-    return MARGIN + TIME_COLUMN + LANE_SPACING / 2 + lane * LANE_SPACING
+def lane_spacing(chart: Chart) -> float:
+    """LANE_SPACING, or wider when an arrow between neighbours needs it: its label, or its two state changes side by side."""
+    need = [LANE_SPACING]
+    for arrow in chart.arrows:
+        states = len(arrow.sender_states) + len(arrow.receiver_states)
+        need.append(states * STATE_SIZE * CHAR_WIDTH_EM + 2 * (ARROW_HEAD + 2 * TEXT_PAD))
+        need.append(len(arrow.label) * LABEL_SIZE * CHAR_WIDTH_EM + 4 * TEXT_PAD)
+    need += [len(lane.label) * LANE_SIZE * CHAR_WIDTH_EM + 2 * TEXT_PAD for lane in chart.lanes]
+    return max(need)
 
 
-def _arrow(chart: Chart, row: Arrow, y: float, out: dict[str, list]) -> None:
-    head_x = _lane_x(row.receiver)
+def _lane_x(lane: int, spacing: float = LANE_SPACING) -> float:
+    return MARGIN + TIME_COLUMN + spacing / 2 + lane * spacing
+
+
+def _arrow(chart: Chart, row: Arrow, y: float, out: dict[str, list], spacing: float) -> None:
+    head_x = _lane_x(row.receiver, spacing)
     color = CROSSING if row.crosses_nodes else LOCAL
     width = 2.0 if row.kind == "data" else 1.2
     if row.sender is None:
@@ -129,7 +140,7 @@ def _arrow(chart: Chart, row: Arrow, y: float, out: dict[str, list]) -> None:
         out["texts"].append(Text(head_x + MARK_RADIUS + TEXT_PAD, y - TEXT_PAD, f"{row.label} (sender before the trace)", LABEL_SIZE, color=color, boxed=True))
         out["texts"].append(Text(head_x + MARK_RADIUS + TEXT_PAD, y + STATE_SIZE + TEXT_PAD, row.receiver_states, STATE_SIZE, color=MUTED))
         return
-    tail_x = _lane_x(row.sender)
+    tail_x = _lane_x(row.sender, spacing)
     rightward = head_x > tail_x
     out["lines"].append(Line(tail_x, y, head_x, y, color, width, dashed=row.waited, head=True))
     out["dots"].append(Dot(tail_x, y, MARK_RADIUS / 2, color))
@@ -143,7 +154,7 @@ def _arrow(chart: Chart, row: Arrow, y: float, out: dict[str, list]) -> None:
         # there), under the line: the label is above it, the state changes are at the ends.
         for n in range(min(row.sender, row.receiver), max(row.sender, row.receiver)):
             if chart.lanes[n].node != chart.lanes[n + 1].node:
-                out["dots"].append(Dot((_lane_x(n) + _lane_x(n + 1)) / 2, y + CROSSING_DROP, CROSSING_RADIUS, CROSSING))
+                out["dots"].append(Dot((_lane_x(n, spacing) + _lane_x(n + 1, spacing)) / 2, y + CROSSING_DROP, CROSSING_RADIUS, CROSSING))
 
 
 def legend_text(chart: Chart) -> str:
@@ -163,6 +174,7 @@ def legend_text(chart: Chart) -> str:
 def layout_chart(chart: Chart) -> Layout:
     out: dict[str, list] = {"boxes": [], "lines": [], "dots": [], "texts": []}
     texts = out["texts"]
+    spacing = lane_spacing(chart)
     y = MARGIN + TITLE_SIZE
     texts.append(Text(MARGIN, y, chart.title, TITLE_SIZE, bold=True))
     for fact in chart.facts:
@@ -171,17 +183,17 @@ def layout_chart(chart: Chart) -> Layout:
     header_top = y + LINE_GAP * 2
     rows_top = header_top + HEADER_HEIGHT + ROW_HEIGHT / 2
     rows_bottom = rows_top + max(len(chart.rows) - 1, 0) * ROW_HEIGHT
-    lanes_right = _lane_x(len(chart.lanes) - 1) + LANE_SPACING / 2
+    lanes_right = _lane_x(len(chart.lanes) - 1, spacing) + spacing / 2
     nodes = sorted({lane.node for lane in chart.lanes})
     for node in nodes:
         members = [n for n, lane in enumerate(chart.lanes) if lane.node == node]
-        left = _lane_x(members[0]) - LANE_SPACING / 2
-        band_width = LANE_SPACING * len(members)
+        left = _lane_x(members[0], spacing) - spacing / 2
+        band_width = spacing * len(members)
         out["boxes"].append(Box(left, header_top, band_width, rows_bottom + ROW_HEIGHT / 2 - header_top, NODE_FILLS[node % len(NODE_FILLS)]))
         if len(nodes) > 1:
             texts.append(Text(left + band_width / 2, header_top + LANE_SIZE + LINE_GAP, f"node {node}", LANE_SIZE, "middle", MUTED, bold=True))
     for n, lane in enumerate(chart.lanes):
-        x = _lane_x(n)
+        x = _lane_x(n, spacing)
         texts.append(Text(x, header_top + HEADER_HEIGHT - LANE_SIZE - LINE_GAP, lane.label, LANE_SIZE, "middle", bold=True))
         out["lines"].append(Line(x, header_top + HEADER_HEIGHT - LANE_SIZE, x, rows_bottom + ROW_HEIGHT / 2, LIFELINE))
     header_y = header_top + HEADER_HEIGHT - LANE_SIZE - LINE_GAP
@@ -192,13 +204,13 @@ def layout_chart(chart: Chart) -> Layout:
         texts.append(Text(TICK_RIGHT, row_y, str(row.tick), TIME_SIZE, "end"))
         texts.append(Text(NS_RIGHT, row_y, f"{chart.ns(row.tick):+.1f} ns", TIME_SIZE, "end"))
         if isinstance(row, Mark):
-            x = _lane_x(row.lane)
+            x = _lane_x(row.lane, spacing)
             out["dots"].append(Dot(x, row_y, MARK_RADIUS, MARK_INK))
             texts.append(Text(x + MARK_RADIUS + 2 * TEXT_PAD, row_y + TIME_SIZE / 2 - 1, row.text, LABEL_SIZE, color=MARK_INK, boxed=True))
         else:
             if row.send_tick is not None:
                 texts.append(Text(NS_RIGHT, row_y + STATE_SIZE + TEXT_PAD, f"sent at {chart.ns(row.send_tick):+.1f} ns", STATE_SIZE, "end", MUTED))
-            _arrow(chart, row, row_y, out)
+            _arrow(chart, row, row_y, out, spacing)
     y = rows_bottom + ROW_HEIGHT
     legend = legend_text(chart)
     wrap = max(NOTE_WRAP_MIN_CHARS, int((lanes_right - MARGIN) / (NOTE_SIZE * CHAR_WIDTH_EM)))  # as wide as the lanes

@@ -1,15 +1,14 @@
 """The chart's lanes: every coherence controller of a Ruby machine, with its CPU and NUMA node, from config.json.
 
-gem5's config.json lists each Ruby controller (type `<Machine>_Controller`,
-its `version` the number the trace prints) and each network link; an
-external link joins a controller (`ext_node`) to a router (`int_node`).
-The machines of the study put each node's controllers on that node's
-hub router (gem5-configs/components/numalink.py), so the controllers of
-one router are one node; nodes are numbered in the order of the lowest
-CPU on them (node 0 holds CPU 0, as in the guest's NUMA layout). A
-machine with one router, or none, is one node. The CPU cache controller
-of version k serves CPU k (gem5's stdlib Ruby hierarchies connect core k
-to L1 controller k).
+Who each controller is comes from the analysis' one reading of
+config.json (analysis/config_reader.py `ControllerFacts`: machine and
+version as the trace prints them, role, the CPU whose private caches it
+is one of, and its node, read from the network wiring by
+analysis/ruby_wiring.py). A machine whose wiring tells no node (no
+network links) is one node. Lanes are named by the rules' kinds
+(protocol_rules.py: the SLICC machine, or the role for CHI) with the
+rules file's `lane_names`, and ordered by node, then CPU (its caches in
+the rules' `lanes` order), then homes and memory.
 """
 
 from __future__ import annotations
@@ -17,17 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.config_reader import sim_objects
+from analysis.config_reader import ControllerFacts, sim_objects
+from analysis.handoff_chart.line_wiring import LineWiring
 from analysis.handoff_chart.messages import Controller
 from analysis.handoff_chart.protocol_rules import ProtocolRules
 
-CONTROLLER_SUFFIX = "_Controller"
-EXT_LINK = "SimpleExtLink"
-# How a lane is named, by its controller's role (the protocol's cpu_cache, home, memory).
-CPU_CACHE_NAME = "CPU{version} L1"
+# How a lane is named when the rules file names none, by its controller's kind
+# (the protocol's cpu_cache, home, memory): MESI_Two_Level's names.
+CPU_CACHE_NAME = "CPU{cpu} L1"
 HOME_NAME = "L2 bank {version}"
 MEMORY_NAME = "dir+mem {version}"
 OTHER_NAME = "{machine} {version}"
+NOT_A_CPU = 1 << 30  # sorts homes and memory after every CPU's caches
 
 
 @dataclass(frozen=True)
@@ -56,36 +56,37 @@ def config_objects(config: dict[str, Any]) -> list[dict[str, Any]]:
     return list(sim_objects(config))
 
 
-def _name(rules: ProtocolRules, controller: Controller) -> str:
-    pattern = {rules.cpu_cache: CPU_CACHE_NAME, rules.home: HOME_NAME, rules.memory: MEMORY_NAME}.get(controller.machine, OTHER_NAME)
-    return pattern.format(machine=controller.machine, version=controller.version)
+def _cpu(rules: ProtocolRules, kind: str, facts: ControllerFacts) -> int | None:
+    """The CPU a private cache serves; a CPU cache without a sequencer in config.json serves the CPU of its version
+    (gem5's stdlib Ruby hierarchies connect core k to L1 controller k)."""
+    if facts.role == rules.home or kind in (rules.home, rules.memory):
+        return None
+    return facts.cluster if facts.cluster is not None else facts.version if kind == rules.cpu_cache else None
 
 
-def ruby_topology(config: dict[str, Any], rules: ProtocolRules, keep_machines: set[str]) -> Topology:
-    """One lane per controller of the machines in `keep_machines` (by node, then CPU caches, homes, memory)."""
-    objects = config_objects(config)
-    controllers: dict[str, Controller] = {}
-    for obj in objects:
-        if obj["type"].endswith(CONTROLLER_SUFFIX) and isinstance(obj.get("version"), int):
-            controllers[obj["path"]] = Controller(obj["type"][: -len(CONTROLLER_SUFFIX)], obj["version"])
-    router_of: dict[Controller, str] = {}
-    for obj in objects:
-        if obj["type"] == EXT_LINK and obj.get("ext_node") in controllers and isinstance(obj.get("int_node"), str):
-            router_of[controllers[obj["ext_node"]]] = obj["int_node"]
-    routers = sorted(set(router_of.values()))
-    first_cpu = {
-        router: min((c.version for c, r in router_of.items() if r == router and c.machine == rules.cpu_cache), default=len(controllers))
-        for router in routers
-    }  # fmt: skip
-    node_of_router = {router: n for n, router in enumerate(sorted(routers, key=lambda r: (first_cpu[r], r)))}
-    role = {rules.cpu_cache: 0, rules.home: 1, rules.memory: 2}
-    lanes = [
-        Lane(c, _name(rules, c), node_of_router.get(router_of.get(c, ""), 0), c.version if c.machine == rules.cpu_cache else None)
-        for c in controllers.values()
-        if c.machine in keep_machines
-    ]  # fmt: skip
-    lanes.sort(key=lambda lane: (lane.node, role.get(lane.controller.machine, len(role)), lane.controller.machine, lane.controller.version))
-    return Topology(tuple(lanes), max(len(routers), 1))
+def _name(rules: ProtocolRules, kind: str, facts: ControllerFacts, cpu: int | None) -> str:
+    defaults = {rules.cpu_cache: CPU_CACHE_NAME, rules.home: HOME_NAME, rules.memory: MEMORY_NAME}
+    pattern = rules.lane_names.get(kind) or defaults.get(kind, OTHER_NAME)
+    short = facts.path.rsplit(".", 1)[-1]
+    return pattern.format(machine=facts.machine, version=facts.version, cpu=cpu, node=facts.node, name=short)
+
+
+def ruby_topology(wiring: LineWiring, rules: ProtocolRules, touching: set[Controller]) -> Topology:
+    """A lane per controller of the rules' lane kinds (default: CPU caches, homes, memory; `touching_only` ones and others only where they touch the line)."""
+    ordered = rules.lane_kinds or (rules.cpu_cache, rules.home, rules.memory)
+    order = {kind: n for n, kind in enumerate(ordered)}
+    always = set(ordered) - rules.touching_only
+    lanes = []
+    for controller, facts in wiring.facts.items():
+        kind = wiring.kind(controller)
+        if kind not in always and controller not in touching:
+            continue
+        cpu = _cpu(rules, kind, facts)
+        lanes.append((Lane(controller, _name(rules, kind, facts, cpu), facts.node or 0, cpu), kind))
+    lanes.sort(key=lambda item: (item[0].node, NOT_A_CPU if item[0].cpu is None else item[0].cpu,
+                                 order.get(item[1], len(order)), item[0].controller.machine, item[0].controller.version))  # fmt: skip
+    nodes = {facts.node for facts in wiring.facts.values() if facts.node is not None}
+    return Topology(tuple(lane for lane, _kind in lanes), max(len(nodes), 1))
 
 
 # Classic (piii-smp): each CPU's L1d and private L2, the front-side bus, the memory behind it.
