@@ -358,3 +358,16 @@ def test_a_run_without_a_trace_says_how_to_trace_one(tmp_path: Path) -> None:
     run = write_run(tmp_path / "untraced", None)
     with pytest.raises(HandoffInputError, match=r"not traced; trace one with gem5-configs/run\.py --trace protocol"):
         chart_for(run, LOCK_NAME)
+
+
+def test_message_counts_equal_counting_each_handoff_alone(tmp_path: Path) -> None:
+    from analysis.handoff_chart.chart import message_counts, messages_in
+    from analysis.handoff_chart.draw import _ruby
+    from analysis.handoff_chart.handoff_finder import find_handoffs
+    from analysis.handoff_chart.run_input import open_run
+
+    run = open_run(write_run(tmp_path / "three", three_tas_handoffs()), LOCK_NAME)
+    traced = _ruby(run)
+    handoffs = find_handoffs(traced.requests, run.lock)
+    assert len(handoffs) >= 2
+    assert message_counts(traced.reconstruction, handoffs) == [messages_in(traced.reconstruction, h) for h in handoffs]

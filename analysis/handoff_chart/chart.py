@@ -11,6 +11,7 @@ acquire) and a home bank handling a request that had to wait. Read hits
 from __future__ import annotations
 
 from collections import Counter
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Union
 
@@ -79,6 +80,12 @@ class Chart:
 
 def messages_in(reconstruction: Reconstruction, handoff: Handoff) -> int:
     return sum(handoff.start <= m.arrival.tick <= handoff.end for m in reconstruction.messages)
+
+
+def message_counts(reconstruction: Reconstruction, handoffs: list[Handoff]) -> list[int]:
+    """messages_in of every hand-off, from the arrival ticks sorted once (a trace has ~10^5 messages, ~10^3 hand-offs)."""
+    ticks = sorted(m.arrival.tick for m in reconstruction.messages)
+    return [bisect_right(ticks, handoff.end) - bisect_left(ticks, handoff.start) for handoff in handoffs]
 
 
 def _lane_index(topology: Topology, controller: Controller) -> int | None:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, messages_in
+from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, message_counts
 from analysis.handoff_chart.classic_trace import ClassicReader, bus_ports
 from analysis.handoff_chart.cpu_requests import CpuRequest, cpu_requests
 from analysis.handoff_chart.errors import HandoffInputError
@@ -78,7 +78,7 @@ def chart_for(run_dir: Path, lock_name: str, index: int | None = None, tick: int
     run = open_run(run_dir, lock_name)
     traced = _ruby(run) if run.machine.hierarchy == RUBY else _classic(run)
     handoffs = find_handoffs(traced.requests, run.lock)
-    counts = [messages_in(traced.reconstruction, handoff) for handoff in handoffs]
+    counts = message_counts(traced.reconstruction, handoffs)
     handoff = pick_handoff(handoffs, counts, index, tick, f"lock {run.lock.name!r} ({run.trace})")
     how = "by --index" if index is not None else f"at --tick {tick}" if tick is not None else "median by message count"
     context = ChartContext(
