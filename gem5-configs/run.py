@@ -37,6 +37,8 @@ RESULT = "result.json"
 PS_PER_NS = 1000
 TRACE_FILE = "roi.trace.gz"
 TRACE_FLAGS = {"protocol": ("ProtocolTrace",), "classic": ("Cache", "CoherentXBar", "SnoopFilter")}
+# How result.json names a run stopped by the after-ROI limit (run.toml).
+STUCK_AFTER_ROI = f"{run_plan.run_rules.STUCK_AFTER_ROI} (no exit within run.toml's after_roi.limit_ms)"
 
 
 class RoiControl:
@@ -52,6 +54,7 @@ class RoiControl:
         self.checkpoint_saved = False
         self.ending_event = ""
         self._trace_open = False
+        self.after_roi_deadline: int | None = None  # the tick past which the guest is stuck after its last ROI
 
     def _trace(self, enable: bool) -> None:
         import m5.debug
@@ -72,6 +75,7 @@ class RoiControl:
     def work_begin(self) -> bool:
         import m5
 
+        self.after_roi_deadline = None
         if self.processor.switch_to_roi():
             print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()}")
         m5.stats.reset()
@@ -91,7 +95,19 @@ class RoiControl:
         if self.roi_ticks and self.roi_ticks[-1][1] < 0:
             self.roi_ticks[-1][1] = m5.curTick()
             self.roi_host_seconds[-1][1] = self._host_now()
+        limit = self.plan.after_roi_limit_ticks(m5.ticks.fromSeconds(1))
+        self.after_roi_deadline = m5.curTick() + limit
+        m5.scheduleTickExitFromCurrent(limit)
         return False
+
+    def scheduled_tick(self) -> bool:
+        """The after-ROI limit (run.toml): stop when no ROI began since it was set and the guest has not exited."""
+        import m5
+
+        if self.after_roi_deadline is None or m5.curTick() < self.after_roi_deadline:
+            return False  # an ROI began since: this limit is stale
+        self.ending_event = STUCK_AFTER_ROI
+        return True
 
     def checkpoint(self) -> bool:
         import m5
@@ -239,6 +255,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
             ExitEvent.KERNEL_PANIC: control.stop("kernel panic"),
             ExitEvent.KERNEL_OOPS: control.stop("kernel oops"),
             ExitEvent.MAX_TICK: control.stop("max tick"),
+            ExitEvent.SCHEDULED_TICK: control.scheduled_tick,
         },
     )
     simulator.run()
@@ -285,6 +302,8 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
             result.update(status="ok", reason=f"checkpoint written to {plan.checkpoint_out}")
         else:
             result.update(status="failed", reason=f"no checkpoint: the run ended with {control.ending_event or 'no exit event'}")
+    elif control.ending_event == STUCK_AFTER_ROI:
+        result.update(status="failed", reason=f"{STUCK_AFTER_ROI}: stopped at simulated {result['simulated_seconds']:.3f} s")
     elif control.ending_event != "exit":
         result.update(status="failed", reason=f"the run ended with {control.ending_event}: {result['exit']['cause']}")
     elif incomplete:

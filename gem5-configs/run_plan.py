@@ -10,10 +10,12 @@ all of it without a gem5 binary.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,24 @@ M5OPS_FOR_FAST_FORWARD = {"atomic": "inst", "kvm": "addr"}
 # when it does not fit with its NUL (src/arch/x86/linux/fs_workload.cc:66-79).
 X86_LINUX_COMMAND_LINE_MAX = 0x90200 - 0x90000 - 1
 CHECKPOINT_META = "lockstudy-checkpoint.json"
+RUN_LIMITS_FILE = Path(__file__).resolve().parent / "run.toml"
+MS_PER_SECOND = 1000
+
+
+class RunLimitsError(ValueError):
+    """gem5-configs/run.toml is not what its comments say."""
+
+
+@functools.lru_cache(maxsize=None)
+def after_roi_limit_ms(path: Path = RUN_LIMITS_FILE) -> float:
+    """How long a restored run may simulate after an ROI with no new ROI and no exit (run.toml)."""
+    try:
+        value = tomllib.loads(path.read_text()).get("after_roi", {}).get("limit_ms")
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RunLimitsError(f"{path}: {exc}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise RunLimitsError(f"{path}: after_roi.limit_ms: expected a positive number of milliseconds, found {value!r}")
+    return float(value)
 # What a checkpoint and the run restoring it must agree on.
 CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image_sha256", "boot")
 
@@ -79,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
         "extra latency in [0, N] ns; 0 (default) = none",
     )
     parser.add_argument("--perturb-seed", type=int, default=0, help="seed of the perturbation's random draws (a repeat's index)")
+    parser.add_argument(
+        "--after-roi-limit-ms", type=float, default=None,
+        help="stop as stuck when the guest neither exits nor begins another ROI this many simulated ms after an ROI "
+        "(default: gem5-configs/run.toml after_roi.limit_ms)",
+    )
     parser.add_argument("--init", default="/init", help="the guest's init program (init=)")
     parser.add_argument("--outdir", type=Path, help="output directory (default: gem5's -d directory)")
     return parser
@@ -100,6 +125,12 @@ class RunPlan:
     outdir: Path
     perturb_ns: int = 0
     perturb_seed: int = 0
+    after_roi_ms: float | None = None  # None: run.toml's after_roi.limit_ms
+
+    def after_roi_limit_ticks(self, ticks_per_second: int) -> int:
+        """run.toml's after_roi.limit_ms, in ticks."""
+        limit_ms = self.after_roi_ms if self.after_roi_ms is not None else after_roi_limit_ms()
+        return max(1, int(limit_ms * ticks_per_second // MS_PER_SECOND))
 
     @property
     def perturbation(self) -> dict[str, int] | None:
@@ -203,6 +234,9 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         raise PlanError(f"--perturb-seed: {perturb_seed}: not a whole number >= 0")
     if perturb_ns and args.checkpoint_out is not None:
         raise PlanError("--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU; perturb the restored runs")
+    after_roi_ms = getattr(args, "after_roi_limit_ms", None)
+    if after_roi_ms is not None and not after_roi_ms > 0:
+        raise PlanError(f"--after-roi-limit-ms: {after_roi_ms}: not a positive number of simulated milliseconds")
     return RunPlan(
         instance=instance,
         kernel=args.kernel,
@@ -218,6 +252,7 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         outdir=Path(outdir),
         perturb_ns=perturb_ns,
         perturb_seed=perturb_seed,
+        after_roi_ms=after_roi_ms,
     )
 
 

@@ -52,3 +52,16 @@ def test_a_running_run_says_who_runs_it_and_for_how_long(tmp_path: Path) -> None
 def test_a_claim_names_its_slurm_job_whether_running_or_dead() -> None:
     assert claimed_by({"host": "node7", "pid": 99}) == "node7 pid 99"
     assert claimed_by({"host": "node7", "pid": 99, "slurm_job_id": "41"}) == "node7 pid 99, Slurm job 41"
+
+
+def test_a_run_stuck_after_its_roi_is_given_up_at_once_and_any_other_failure_retried(tmp_path: Path) -> None:
+    """gem5 is deterministic: a run gem5-configs/run.py stopped as stuck after its ROI would stick again."""
+    from lockstudy.validation.runs import STUCK_AFTER_ROI
+
+    for reason, state in ((f"{STUCK_AFTER_ROI} (no exit within ...): stopped at simulated 1.713 s", State.GAVE_UP),
+                          ("the run ended with kernel panic: ...", State.FAILED)):  # fmt: skip
+        run = RunDir(tmp_path, reason[:5].replace(" ", "_"))
+        run.path.mkdir(parents=True)
+        run.attempts_file.write_text(json.dumps([{"attempt": 1, "status": "failed", "reason": reason}]))
+        run.result_file.write_text(json.dumps({"attempt": 1, "status": "failed", "reason": reason}))
+        assert run.status(max_attempts=2).state == state

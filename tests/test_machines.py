@@ -503,3 +503,13 @@ def test_a_scalar_where_a_table_belongs(tmp_path: Path) -> None:
     with pytest.raises(machine.MachineError) as caught:
         machine.load_machine(path)
     assert f"{path}: memory: must be a table, got 3" in str(caught.value)
+
+
+def test_the_after_roi_limit_is_read_from_run_toml_and_checked(tmp_path: Path) -> None:
+    import run_plan
+
+    assert run_plan.after_roi_limit_ms() > 0
+    bad = tmp_path / "run.toml"
+    bad.write_text("[after_roi]\nlimit_ms = -1\n")
+    with pytest.raises(run_plan.RunLimitsError, match=r"run\.toml: after_roi\.limit_ms: expected a positive number of milliseconds, found -1"):
+        run_plan.after_roi_limit_ms(bad)

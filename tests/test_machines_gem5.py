@@ -118,3 +118,16 @@ def test_checkpoint_out_then_in(gem5_chi, built, tmp_path) -> None:
     assert restored["guest"]["spec"] == TRACED_RUN_SPEC  # from m5 readfile, not the checkpoint's command line
     assert stats_blocks(tmp_path / "roi") == 1
     assert (tmp_path / "roi" / "roi.trace.gz").stat().st_size > 0
+
+
+@pytest.mark.kernel
+def test_a_guest_that_does_not_exit_after_its_roi_is_stopped_as_stuck(gem5, built, tmp_path) -> None:
+    """run.toml's after-ROI limit, made tiny: the guest cannot print its results in 1 µs, so the run is failed as stuck."""
+    kernel, image = built
+    result = run_gem5(
+        gem5, tmp_path, "--machine", "piii-smp", "--cpus", "1", "--kernel", str(kernel), "--image", str(image),
+        "--run", SMOKE_RUN_SPEC, "--after-roi-limit-ms", "0.001",
+    )
+    assert result["status"] == "failed"
+    assert "stuck after the ROI" in result["reason"]
+    assert stats_blocks(tmp_path) == len(result["roi_ticks"]) == 1  # the ROI itself was measured

@@ -29,6 +29,7 @@ from typing import Any
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.files import flock_held, write_json_atomically
 from lockstudy.paths import ROOT
+from lockstudy.validation import runs as run_rules
 
 
 class State(str, Enum):
@@ -150,7 +151,9 @@ class RunDir:
         reason = str(result.get("reason", ""))
         if result.get("status") == "killed":
             return RunStatus(self.run_id, State.DEAD, len(attempts), f"killed: {reason}")
-        state = State.GAVE_UP if failures >= max_attempts else State.FAILED
+        # A run stuck after its ROI would be stuck again at the same tick: no retry.
+        deterministic = reason.startswith(run_rules.STUCK_AFTER_ROI)
+        state = State.GAVE_UP if failures >= max_attempts or deterministic else State.FAILED
         return RunStatus(self.run_id, state, len(attempts), reason)
 
 

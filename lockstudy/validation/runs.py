@@ -20,6 +20,10 @@ TRACE_OFF = "off"
 # The coherence trace each memory system can write (run.py --trace).
 TRACE_FOR_NUMA = {True: "protocol", False: "classic"}
 TRACES = (TRACE_OFF, *TRACE_FOR_NUMA.values())
+# How a run's failure reason starts when gem5-configs/run.py stopped it after
+# an ROI because the guest neither exited nor began another ROI in time
+# (run.toml). gem5 is deterministic: a retry gets stuck at the same tick.
+STUCK_AFTER_ROI = "stuck after the ROI"
 
 
 class SizedMachine(Protocol):
