@@ -88,6 +88,7 @@ class RoiControl:
         return round(time.monotonic() - self.started, 3)
 
     def work_end(self) -> bool:
+        import _m5.core
         import m5
 
         self._trace(False)
@@ -95,7 +96,7 @@ class RoiControl:
         if self.roi_ticks and self.roi_ticks[-1][1] < 0:
             self.roi_ticks[-1][1] = m5.curTick()
             self.roi_host_seconds[-1][1] = self._host_now()
-        limit = self.plan.after_roi_limit_ticks(m5.ticks.fromSeconds(1))
+        limit = self.plan.after_roi_limit_ticks(_m5.core.getClockFrequency())
         self.after_roi_deadline = m5.curTick() + limit
         m5.scheduleTickExitFromCurrent(limit)
         return False
