@@ -11,6 +11,7 @@ import fcntl
 import os
 from collections import Counter
 
+from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.executors import Executor
 from lockstudy.campaign.loader import Campaign
@@ -73,6 +74,8 @@ def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, b
         def report() -> None:
             print(progress.line(current()), flush=True)
 
+        for line in stale_lines(stale_runs(campaign.runs, current(), store), store.path):
+            print(line, flush=True)
         report()
         # Dead or killed runs are redone without counting as failures; the
         # rounds bound how often one launcher retries them.

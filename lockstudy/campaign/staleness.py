@@ -1,0 +1,89 @@
+"""Done runs made with another machine file, kernel build or disk image than the campaign's current ones.
+
+A run's id is its spec (spec.py): the machine's name, not its file's
+contents. So when a machine file is recalibrated, or a kernel or the image
+rebuilt, the runs already done stay done, and a report would read them
+beside runs of the new machine. The launcher keeps them (their hours are
+spent, and gem5's result.json records what each ran on) and says so, with
+what differs, so that a user reruns them into a new results folder
+(--results) or knowingly keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lockstudy.campaign import artifacts
+from lockstudy.campaign.spec import RunSpec
+from lockstudy.campaign.store import CampaignStore, State, RunStatus
+
+GEM5_BACKEND = "gem5"
+RUN_OUTPUTS = "out"
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class StaleRun:
+    run_id: str
+    differs: tuple[str, ...]  # "machine file altix-numa.toml", "kernel build smp", "disk image"
+
+
+def _made_with(result: dict[str, Any]) -> dict[str, str | None]:
+    p = result.get("provenance", {})
+    return {
+        "machine": p.get("machine", {}).get("sha256"),
+        "kernel": p.get("kernel", {}).get("build_info", {}).get("build_id"),
+        "image": p.get("image", {}).get("build_info", {}).get("content_hash"),
+    }
+
+
+def _current(spec: RunSpec, cache: dict[str, str | None]) -> dict[str, str | None]:
+    def identity(key: str, make: Any) -> str | None:
+        if key not in cache:
+            try:
+                cache[key] = make().identity
+            except artifacts.MissingArtifact:
+                cache[key] = None
+        return cache[key]
+
+    return {
+        "machine": identity(f"machine:{spec.machine}", lambda: artifacts.machine_file(spec.machine)),
+        "kernel": identity(f"kernel:{spec.kernel_build}", lambda: artifacts.kernel(spec.kernel_build, "vmlinux")),
+        "image": identity("image", artifacts.disk_image),
+    }
+
+
+def stale_runs(specs: list[RunSpec], statuses: list[RunStatus], store: CampaignStore) -> list[StaleRun]:
+    """The done gem5 runs whose machine file, kernel build or image is not today's (an unknown identity is not compared)."""
+    cache: dict[str, str | None] = {}
+    out = []
+    for spec, status in zip(specs, statuses):
+        if status.state != State.DONE:
+            continue
+        path = store.run_dir(spec.run_id).path / RUN_OUTPUTS / RESULT_FILE
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a QEMU run, or no gem5 result: nothing to compare
+        made, now = _made_with(result), _current(spec, cache)
+        names = {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
+        differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
+        if differs:
+            out.append(StaleRun(spec.run_id, differs))
+    return out
+
+
+def stale_lines(stale: list[StaleRun], results: Path) -> list[str]:
+    """What the launcher and `campaign status` say about them."""
+    if not stale:
+        return []
+    lines = [
+        f"note: {len(stale)} done run(s) ran on another machine file, kernel build or disk image than today's; they stay done "
+        f"(their result.json says what they ran on). To rerun them on today's, launch into a new results folder (--results), "
+        f"or move them out of {results}:"
+    ]
+    lines += [f"  {run.run_id}: {', '.join(run.differs)}" for run in stale]
+    return lines

@@ -1,0 +1,35 @@
+"""Done runs made on another machine file than today's are named, not silently mixed with new ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lockstudy.campaign import artifacts
+from lockstudy.campaign.loader import load_campaign
+from lockstudy.campaign.staleness import stale_lines, stale_runs
+from lockstudy.campaign.store import CampaignStore, RunStatus, State
+from lockstudy.paths import ROOT
+
+
+def done_with_machine_sha(store: CampaignStore, run_id: str, sha: str) -> None:
+    run = store.run_dir(run_id)
+    (run.path / "out").mkdir(parents=True)
+    (run.path / "out" / "result.json").write_text(json.dumps({"provenance": {"machine": {"sha256": sha}}}))
+
+
+def test_a_done_run_of_another_machine_file_is_named_with_what_differs(tmp_path: Path) -> None:
+    campaign = load_campaign(ROOT / "campaigns" / "smoke.toml")
+    store = CampaignStore("smoke", tmp_path)
+    first, second = campaign.runs[0], campaign.runs[1]
+    today = artifacts.machine_file(first.machine).identity
+    done_with_machine_sha(store, first.run_id, "0" * 64)  # recalibrated since
+    done_with_machine_sha(store, second.run_id, today)
+    statuses = [RunStatus(first.run_id, State.DONE, 1), RunStatus(second.run_id, State.DONE, 1)]
+    stale = stale_runs([first, second], statuses, store)
+    assert [(run.run_id, run.differs) for run in stale] == [(first.run_id, (f"machine file {first.machine}.toml",))]
+    lines = stale_lines(stale, store.path)
+    assert lines[0].startswith("note: 1 done run(s) ran on another machine file") and "--results" in lines[0]
+    # A run that is not done is not compared; nor is a run without a gem5 result (QEMU).
+    assert stale_runs([first], [RunStatus(first.run_id, State.FAILED, 1)], store) == []
+    assert stale_runs([campaign.runs[2]], [RunStatus(campaign.runs[2].run_id, State.DONE, 1)], store) == []
