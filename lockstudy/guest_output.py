@@ -251,10 +251,12 @@ def parse_console(text: str) -> GuestRun:
     block: str | None = None  # testcase of the open result block
     block_json: dict[str, Any] | None = None
     registry: list[RegisteredLock] | None = None  # the open lock block
-    for raw in text.replace("\r", "").split("\n"):
+    lines = text.replace("\r", "").split("\n")
+    for number, raw in enumerate(lines):
         match = PROTOCOL_LINE.search(raw)
         if registry is not None and match is None:
-            entry = REGISTRY_LINE.match(raw.strip())
+            # The console's last line has no newline when the guest stopped while printing it: it may be cut short.
+            entry = REGISTRY_LINE.match(raw.strip()) if number < len(lines) - 1 else None
             if entry:
                 registry.append(RegisteredLock(int(entry.group(1), 16), int(entry.group(2), 16), int(entry.group(3)), entry.group(4)))
             continue
@@ -338,4 +340,8 @@ def parse_console(text: str) -> GuestRun:
         run.problems.append(f"result block of {block} has no LOCKSTUDY-RESULT-END")
     if registry is not None:
         run.problems.append("lock registry has no LOCKSTUDY-LOCKS-END")
+        if registry and run.parsed:
+            # The guest stopped while printing it (a run stuck after its ROI): its whole lines still name those locks.
+            run.locks[len(run.parsed) - 1] = registry
+            run.problems.append(f"lock registry of {run.parsed[-1].testcase!r} cut short: its {len(registry)} whole line(s) kept")
     return run

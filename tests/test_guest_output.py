@@ -157,3 +157,18 @@ def test_misplaced_or_malformed_lock_event_counts_make_the_run_incomplete(line: 
     assert not run.complete
     assert problem in run.problems
     assert run.lock_event_counts == {}
+
+
+def test_a_registry_cut_short_by_a_guest_that_stopped_keeps_its_whole_lines() -> None:
+    """The console of a real run stopped as stuck after its ROI (altix-numa, kbench hbo) ends inside the registry,
+    its last line cut after "bench": the whole lines are kept, the cut one is not taken for a lock named "bench"."""
+    head = WHOLE.split("LOCKSTUDY-RUN samefile")[0]
+    text = (
+        head + "LOCKSTUDY-LOCKS-BEGIN pft\n"
+        "0xffffffff81d0c100 0x0000000001d0c100 4 bench:lock\n"
+        "0xffffffff81d0c104 0x0000000001d0c104 4 bench"
+    )
+    run = parse_console(text)
+    assert not run.complete
+    assert [lock.name for lock in run.locks[0]] == ["bench:lock"]
+    assert "lock registry of 'pft' cut short: its 1 whole line(s) kept" in run.problems

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, message_counts
@@ -25,6 +25,9 @@ DEFAULT_OUT = "handoff-charts"  # inside the run folder
 # A CPU at 1 GHz when config.json gives no clock: only the locked-RMW pairing uses it.
 FALLBACK_CYCLE_TICKS = 1000
 SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+OK = "ok"  # result.json's status of a run that finished
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,9 @@ def chart_for(run_dir: Path, lock_name: str, index: int | None = None, tick: int
         ticks_per_second=run.machine.ticks_per_second, message_counts=tuple(counts),
     )  # fmt: skip
     chart = build_chart(context, handoff, traced.reconstruction, traced.requests, traced.topology, traced.inference_note)
+    if run.result.get("status") != OK:
+        note = f"This run ended {run.result.get('status')}: {run.result.get('reason')}; its ROI ended first, and its trace is whole."
+        chart = replace(chart, notes=(*chart.notes, note))
     return chart, handoff, len(handoffs), how
 
 

@@ -24,9 +24,11 @@ from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferra
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.locks import TRACE_FILE, registered_locks
 from analysis.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
+from lockstudy.guest_output import parse_console
 
 RESULT_FILE = "result.json"
 CONFIG_FILE = "config.json"
+CONSOLE_FILE = "console.log"  # the guest's serial console, as run.py keeps it
 CAMPAIGN_OUTPUT = "out"  # a campaign's run folder keeps run.py's outputs here (lockstudy/campaign/worker.py)
 RUBY = "ruby"
 CLASSIC = "classic"
@@ -95,7 +97,7 @@ def open_run(run_dir: Path, lock_name: str) -> TracedRun:
             f"{run_dir}: no {TRACE_FILE}: this run was not traced; trace one with gem5-configs/run.py --trace {option}, "
             f"or trace = \"{option}\" in the campaign's [[study]]"
         )
-    locks = registered_locks(result)
+    locks = registered_locks(result) or console_locks(folder / CONSOLE_FILE)
     if not locks:
         raise HandoffInputError(f"{folder / RESULT_FILE}: no lock registry (the guest printed none): no lock to chart")
     chosen = next((lock for lock in locks if lock.name == lock_name), None)
@@ -105,6 +107,15 @@ def open_run(run_dir: Path, lock_name: str) -> TracedRun:
     if chosen is None:
         raise HandoffInputError(f"{run_dir}: no lock {lock_name!r} in this run's registry; traced locks: {_shown(traced_lock_names(trace, locks, line_bytes))}")
     return TracedRun(folder, trace, machine, config, result, chosen, chosen.physical - chosen.physical % line_bytes, line_bytes)
+
+
+def console_locks(console: Path) -> list[TracedLock]:
+    """The registry as the guest printed it on its console, when result.json has none (a run stopped while
+    printing it, parsed before cut-short registries were kept: lockstudy/guest_output.py)."""
+    if not console.is_file():
+        return []
+    parsed = parse_console(console.read_text(errors="replace"))
+    return [TracedLock(lock.name, lock.physical, lock.size) for registry in parsed.locks.values() for lock in registry]
 
 
 def traced_lock_names(trace: Path, locks: list[TracedLock], line_bytes: int) -> list[str]:
