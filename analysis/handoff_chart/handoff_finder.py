@@ -32,6 +32,7 @@ when their number is even; the earliest of equal counts).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from analysis.handoff_chart.cpu_requests import KIND_LOAD, KIND_RMW, KIND_STORE, CpuRequest
@@ -74,8 +75,27 @@ def _store_runs(stores: list[CpuRequest]) -> list[list[CpuRequest]]:
     return runs
 
 
-def _acquire(requests: list[CpuRequest], cpu: int, release: CpuRequest, own_release: CpuRequest) -> CpuRequest | None:
-    mine = [r for r in requests if r.cpu == cpu and release.begin < r.begin < own_release.begin]
+@dataclass(frozen=True)
+class _CpuRequests:
+    """One CPU's requests on the lock in order of Begin, with their Begin ticks for bisection."""
+
+    requests: list[CpuRequest]
+    begins: list[int]
+
+    def between(self, after: int, before: int) -> list[CpuRequest]:
+        """The requests that begin strictly after `after` and strictly before `before`."""
+        return self.requests[bisect_right(self.begins, after) : bisect_left(self.begins, before)]
+
+
+def _by_cpu(requests: list[CpuRequest]) -> dict[int, _CpuRequests]:
+    out: dict[int, list[CpuRequest]] = {}
+    for request in requests:
+        out.setdefault(request.cpu, []).append(request)
+    return {cpu: _CpuRequests(sorted(mine, key=lambda r: r.begin), sorted(r.begin for r in mine)) for cpu, mine in out.items()}
+
+
+def _acquire(requests: _CpuRequests, release: CpuRequest, own_release: CpuRequest) -> CpuRequest | None:
+    mine = requests.between(release.begin, own_release.begin)
     writes = [r for r in mine if r.kind in WRITE_KINDS]
     if writes:
         return writes[-1]
@@ -87,10 +107,11 @@ def find_handoffs(requests: list[CpuRequest], lock: TracedLock) -> list[Handoff]
     """Every hand-off of `lock` in the requests (in order of Begin), numbered from 0."""
     on_lock = [r for r in requests if r.on(lock.physical, lock.size) and not r.failed]
     runs = _store_runs([r for r in on_lock if r.kind == KIND_STORE])
+    by_cpu = _by_cpu(on_lock)
     handoffs: list[Handoff] = []
     for before, after in zip(runs, runs[1:]):
         release = before[-1]
-        acquire = _acquire(on_lock, after[0].cpu, release, after[-1])
+        acquire = _acquire(by_cpu[after[0].cpu], release, after[-1])
         if acquire is not None:
             handoffs.append(Handoff(len(handoffs), release, acquire))
     return handoffs
