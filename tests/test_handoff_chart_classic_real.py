@@ -24,7 +24,7 @@ LOCK_NAME = "bench:lock"
 # The whole trace's median hand-off, read from the trace by hand (the excerpt keeps it whole).
 RELEASE_TICK = 869654087981
 ACQUIRE_TICK = 869654236597
-MESSAGES = 50
+MESSAGES = 49  # the locked write's own LockedRMWWriteResp is no message (classic_trace.py)
 # Its first messages, in order: CPU0's release store misses (the waiters' reads
 # took the line) and goes down as ReadExReq; the bus snoops each other CPU's L2,
 # and each L2 passes the snoop up to its L1d.

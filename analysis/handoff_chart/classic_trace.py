@@ -73,6 +73,10 @@ CACHE_MACHINES = {"l1d": L1D, "l1i": L1I, "l2": L2}
 # What a CPU's own request to its L1d is, for the hand-off (src/mem/packet.cc's command names).
 CPU_REQUEST_KINDS = {"ReadReq": KIND_LOAD, "WriteReq": KIND_STORE, "SwapReq": KIND_RMW, "LockedRMWReadReq": KIND_RMW}
 LOCKED_WRITE = "LockedRMWWriteReq"
+# A locked RMW's write always hits, and the cache then "responds" to the
+# read's still-open MSHR itself with a made-up LockedRMWWriteResp, printed
+# as a response that arrived (src/mem/cache/base.cc:264-279): no message.
+LOCKED_WRITE_RESPONSE = "LockedRMWWriteResp"
 WRITES = ("WriteReq", "SwapReq", "LockedRMWReadReq")  # need the line writable (NeedsWritable, packet.cc)
 WRITABLE = ("M", "E")
 DATA_RESPONSES = ("ReadExResp", "ReadSharedResp", "ReadCleanResp", "ReadResp", "ReadRespWithInvalidate")
@@ -285,6 +289,8 @@ class ClassicReader:
             self.sends[(Controller(BUS, 0), "answer")] = arrival
 
     def _response(self, line: ClassicLine, controller: Controller, command: str) -> None:
+        if command == LOCKED_WRITE_RESPONSE:
+            return  # the cache's own: no message arrived
         arrival = self._transition(line, controller, command)
         source = Controller(BUS, 0) if controller.machine == L2 else Controller(L2, controller.version)
         self._arrow(command, "data" if command in DATA_RESPONSES else "ack", arrival, self.sends.get((source, "answer")))
