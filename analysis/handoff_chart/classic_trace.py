@@ -147,6 +147,7 @@ class ClassicReader:
         # prints its own "snoop hit", src/mem/cache/cache.cc:1084 and 1156): held
         # until that L2's snoop at the same tick, which is its sender.
         self.held_snoops: dict[int, list[Transition]] = {}
+        self.last_message_to: dict[Controller, int] = {}  # each controller's latest arrival, for its fill's states
         # A snoop an L1d deferred (its own miss on the line is in service) is
         # handled when that miss is served, at a later tick: its sender is the
         # snoop its L2 forwarded at the tick it was deferred (cache.cc:1296).
@@ -159,6 +160,7 @@ class ClassicReader:
         return Transition(self.order, line.tick, controller, event, before, after)
 
     def _arrow(self, label: str, kind: str, arrival: Transition, send: Transition | None) -> None:
+        self.last_message_to[arrival.controller] = len(self.result.messages)
         self.result.messages.append(Message(label, kind, arrival.controller, arrival, send))
 
     def read(self, line: ClassicLine) -> None:
@@ -303,10 +305,11 @@ class ClassicReader:
     def _fill(self, line: ClassicLine, controller: Controller) -> None:
         """The fill after a response: the state change of that response's arrow."""
         states = STATE.findall(line.text)
-        for number in range(len(self.result.messages) - 1, -1, -1):
-            message = self.result.messages[number]
-            if message.receiver == controller and message.arrival.tick <= line.tick and len(states) == 2:
-                arrival = message.arrival
-                self.result.messages[number] = Message(message.label, message.kind, controller,
-                    Transition(arrival.order, arrival.tick, controller, arrival.event, states[0], states[1]), message.send)  # fmt: skip
-                return
+        number = self.last_message_to.get(controller)
+        if len(states) != 2 or number is None:
+            return  # a block new to the cache prints no state before ("moving from  to ..."): no change to draw
+        message = self.result.messages[number]
+        if message.arrival.tick <= line.tick:
+            arrival = message.arrival
+            self.result.messages[number] = Message(message.label, message.kind, controller,
+                Transition(arrival.order, arrival.tick, controller, arrival.event, states[0], states[1]), message.send)  # fmt: skip
