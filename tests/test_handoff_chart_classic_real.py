@@ -92,3 +92,17 @@ def test_the_chart_folder_gets_the_runs_provenance(tmp_path: Path) -> None:
     assert (chart["handoff"], chart["handoffs"], chart["messages"]) == (3, 7, MESSAGES)
     assert chart["drawn_with"].startswith("./run.sh handoff tests/fixtures/classic-trace --lock bench:lock --index 3 --out <out>")
     assert "/work" not in json.dumps(record) and str(tmp_path) not in json.dumps(record)
+
+
+def test_a_run_that_printed_no_registry_gets_the_bench_lock_from_system_map(tmp_path: Path) -> None:
+    """Runs stopped before the guest printed any registry line (altix-numa tas and hbo): the bench lock is
+    bench_area's physical address (System.map less the image base), the placement every registry is checked against."""
+    from analysis.handoff_chart.run_input import bench_lock_from_system_map
+
+    kernel = tmp_path / "vmlinux"
+    kernel.write_bytes(b"")
+    (tmp_path / "System.map").write_text("ffffffff81000000 T _text\nffffffff81d0c100 b bench_area\n")
+    result = {"provenance": {"kernel": {"path": str(kernel)}}}
+    [lock] = bench_lock_from_system_map(result)
+    assert (lock.name, lock.physical, lock.size) == ("bench:lock", 0x1D0C100, 4)
+    assert bench_lock_from_system_map({"provenance": {"kernel": {"path": str(tmp_path / "gone" / "vmlinux")}}}) == []

@@ -22,12 +22,13 @@ from collections.abc import Iterator
 from analysis.config_reader import ConfigError, MachineFacts, machine_facts
 from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferral_mark, fill_mark, on_line, parse_classic
 from analysis.handoff_chart.errors import HandoffInputError
-from analysis.locks import TRACE_FILE, registered_locks
+from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, system_map, system_map_file
 from analysis.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
 from lockstudy.guest_output import parse_console
 
 RESULT_FILE = "result.json"
 CONFIG_FILE = "config.json"
+BENCH_LOCK_BYTES = 4  # arch_spinlock_t on x86 (the registry prints the bench lock with size 4)
 CONSOLE_FILE = "console.log"  # the guest's serial console, as run.py keeps it
 CAMPAIGN_OUTPUT = "out"  # a campaign's run folder keeps run.py's outputs here (lockstudy/campaign/worker.py)
 RUBY = "ruby"
@@ -97,7 +98,7 @@ def open_run(run_dir: Path, lock_name: str) -> TracedRun:
             f"{run_dir}: no {TRACE_FILE}: this run was not traced; trace one with gem5-configs/run.py --trace {option}, "
             f"or trace = \"{option}\" in the campaign's [[study]]"
         )
-    locks = registered_locks(result) or console_locks(folder / CONSOLE_FILE)
+    locks = registered_locks(result) or console_locks(folder / CONSOLE_FILE) or bench_lock_from_system_map(result)
     if not locks:
         raise HandoffInputError(f"{folder / RESULT_FILE}: no lock registry (the guest printed none): no lock to chart")
     chosen = next((lock for lock in locks if lock.name == lock_name), None)
@@ -116,6 +117,20 @@ def console_locks(console: Path) -> list[TracedLock]:
         return []
     parsed = parse_console(console.read_text(errors="replace"))
     return [TracedLock(lock.name, lock.physical, lock.size) for registry in parsed.locks.values() for lock in registry]
+
+
+def bench_lock_from_system_map(result: dict[str, Any]) -> list[TracedLock]:
+    """The bench lock placed from the booted kernel's System.map, when the guest printed no registry at all (a run
+    stopped before it). Every run with a registry checks this very placement (analysis/locks.py static_locks)."""
+    config = load_static_locks()
+    map_file = system_map_file(result)
+    if map_file is None:
+        return []
+    symbols = system_map(map_file)
+    symbol = config["check_symbol"]
+    if symbol not in symbols:
+        return []
+    return [TracedLock(config["check_registry_lock"], symbols[symbol] - int(config["kernel_image_base"]), BENCH_LOCK_BYTES)]
 
 
 def traced_lock_names(trace: Path, locks: list[TracedLock], line_bytes: int) -> list[str]:
