@@ -14,6 +14,8 @@ from pathlib import Path
 from lockstudy.console import error
 from lockstudy.paths import ROOT, venv_python
 
+RUNS_FOLDER = "runs"  # a campaign results folder keeps one folder per run here (lockstudy/campaign/store.py)
+
 VENV_MODULES_CHECK = "import numpy, pandas, pyarrow"
 
 
@@ -73,9 +75,16 @@ def register_report(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("campaign", type=Path, help="the campaign file (campaigns/NAME.toml)")
-    parser.add_argument("--results", type=Path, help="the campaign's results folder")
+    parser.add_argument("--results", type=Path, help="the campaign's results folder, or the results root holding it (as campaign --results)")
     parser.add_argument("--out", type=Path, help="where the report goes (default results/<name>/)")
     parser.set_defaults(func=report)
+
+
+def campaign_folder(given: Path, name: str) -> Path:
+    """--results as the campaign's folder, or as the results root holding it (how `campaign --results` takes it)."""
+    if not (given / RUNS_FOLDER).is_dir() and (given / name / RUNS_FOLDER).is_dir():
+        return given / name
+    return given
 
 
 def report(args: argparse.Namespace) -> int:
@@ -87,7 +96,7 @@ def report(args: argparse.Namespace) -> int:
     except CampaignError as exc:
         error(str(exc))
         return 1
-    results = args.results or results_root() / name
+    results = campaign_folder(args.results, name) if args.results else results_root() / name
     if not results.is_dir():
         error(f"{results}: no results of campaign {name} (run ./run.sh campaign {args.campaign} first, or pass --results)")
         return 1

@@ -101,3 +101,13 @@ def test_a_broken_discussion_is_a_clear_error(tmp_path: Path) -> None:
     result = report_with_discussion(tmp_path, '[[reading]]\nabout = "042"\nwritten_for = 1\ntext = "x"\n')
     assert result.returncode != 0
     assert "machines.discussion.toml: reading[0].about: '042' is neither a seed" in result.stderr, result.stderr
+
+
+def test_report_results_may_be_the_root_that_campaign_results_names(tmp_path: Path) -> None:
+    """`campaign --results R` writes R/<name>/; `report --results R` finds it there, and a campaign folder stays itself."""
+    from analysis.command import campaign_folder
+
+    (tmp_path / "calibration" / "runs").mkdir(parents=True)
+    assert campaign_folder(tmp_path, "calibration") == tmp_path / "calibration"
+    assert campaign_folder(tmp_path / "calibration", "calibration") == tmp_path / "calibration"
+    assert campaign_folder(tmp_path / "elsewhere", "calibration") == tmp_path / "elsewhere"
