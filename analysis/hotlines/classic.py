@@ -76,8 +76,7 @@ class _Roi:
         return found
 
     def result(self) -> RoiProfile:
-        lines = self.lines
-        return RoiProfile(lines, sum(t.requests for t in lines.values()), sum(t.invalidations for t in lines.values()), 0)
+        return RoiProfile.of_lines(self.lines)  # no crossings: one node
 
 
 def profile_classic(trace: Path, line_bytes: int, roi_starts: tuple[int, ...], rules: ClassicRules | None = None) -> list[RoiProfile]:

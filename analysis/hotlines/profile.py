@@ -58,6 +58,11 @@ class RoiProfile:
     total_invalidations: int
     total_crossings: int
 
+    @classmethod
+    def of_lines(cls, lines: dict[int, LineTraffic]) -> "RoiProfile":
+        """The profile of these lines, its totals summed from them."""
+        return cls(lines, sum(t.requests for t in lines.values()), sum(t.invalidations for t in lines.values()), sum(t.crossings for t in lines.values()))
+
     def ranked(self) -> list[LineTraffic]:
         """Lines by requests, then invalidations, then crossings (most first), then address."""
         return sorted(self.lines.values(), key=lambda t: (-t.requests, -t.invalidations, -t.crossings, t.line))
@@ -147,8 +152,7 @@ class ProfileBuilder:
                     traffic.crossings += count * messages
 
     def result(self) -> RoiProfile:
-        lines = self.lines
-        return RoiProfile(lines, sum(t.requests for t in lines.values()), sum(t.invalidations for t in lines.values()), sum(t.crossings for t in lines.values()))
+        return RoiProfile.of_lines(self.lines)
 
 
 def roi_profile(counts: Counter[TransitionKey], rules: HotlineRules, protocol: ProtocolRules, topology: Topology) -> RoiProfile:

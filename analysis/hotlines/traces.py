@@ -81,7 +81,7 @@ def from_json(data: dict[str, Any]) -> list[RoiProfile]:
     out = []
     for roi in data["rois"]:
         lines = {int(line): LineTraffic(int(line), int(req), int(inv), int(msg), int(cross)) for line, req, inv, msg, cross in roi["lines"]}
-        out.append(RoiProfile(lines, sum(t.requests for t in lines.values()), sum(t.invalidations for t in lines.values()), sum(t.crossings for t in lines.values())))
+        out.append(RoiProfile.of_lines(lines))
     return out
 
 
