@@ -129,6 +129,12 @@ def system_map_file(result: dict[str, Any]) -> Path | None:
     return map_file if kernel.name and map_file.is_file() else None
 
 
+def check_symbol_physical(symbols: dict[str, int], config: dict[str, Any]) -> int | None:
+    """Where System.map puts the registry lock that checks the placement (static_locks.toml check_symbol); None if absent."""
+    symbol = config["check_symbol"]
+    return symbols[symbol] - int(config["kernel_image_base"]) if symbol in symbols else None
+
+
 def static_locks(result: dict[str, Any], registered: list[TracedLock], config: dict[str, Any] | None = None) -> list[TracedLock]:
     """The static locks of static_locks.toml, placed with the run's System.map (empty without one).
 
@@ -143,8 +149,8 @@ def static_locks(result: dict[str, Any], registered: list[TracedLock], config: d
     symbols = system_map(map_file)
     base = int(config["kernel_image_base"])
     check = next((lock for lock in registered if lock.name == config["check_registry_lock"]), None)
-    if check is not None and config["check_symbol"] in symbols:
-        expected = symbols[config["check_symbol"]] - base
+    expected = check_symbol_physical(symbols, config)
+    if check is not None and expected is not None:
         if check.physical != expected:
             raise StaticLocksError(
                 f"{map_file}: {config['check_symbol']} gives physical 0x{expected:x}, the guest registered "

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from analysis.config_reader import ConfigError, MachineFacts, machine_facts
 from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferral_mark, fill_mark, on_line, parse_classic
 from analysis.handoff_chart.errors import HandoffInputError
-from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, system_map, system_map_file
+from analysis.locks import TRACE_FILE, check_symbol_physical, load_static_locks, registered_locks, system_map, system_map_file
 from analysis.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
 from lockstudy.guest_output import parse_console
 
@@ -126,11 +126,8 @@ def bench_lock_from_system_map(result: dict[str, Any]) -> list[TracedLock]:
     map_file = system_map_file(result)
     if map_file is None:
         return []
-    symbols = system_map(map_file)
-    symbol = config["check_symbol"]
-    if symbol not in symbols:
-        return []
-    return [TracedLock(config["check_registry_lock"], symbols[symbol] - int(config["kernel_image_base"]), BENCH_LOCK_BYTES)]
+    physical = check_symbol_physical(system_map(map_file), config)
+    return [] if physical is None else [TracedLock(config["check_registry_lock"], physical, BENCH_LOCK_BYTES)]
 
 
 def traced_lock_names(trace: Path, locks: list[TracedLock], line_bytes: int) -> list[str]:
