@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from analysis.handoff_chart.errors import HandoffInputError
+from analysis.handoff_chart.run_input import RESULT_FILE
 from lockstudy import publish
 from lockstudy.files import file_sha256, write_json_atomically
 from lockstudy.paths import ROOT
 
 PROVENANCE_FILE = "provenance.json"
-RESULT_FILE = "result.json"
 
 
 def run_facts(run_dir: Path, trace: Path, result: dict[str, Any]) -> dict[str, Any]:
