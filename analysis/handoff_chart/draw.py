@@ -78,7 +78,11 @@ def _classic(run: TracedRun) -> _Traced:
 
 
 def chart_for(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None) -> tuple[Chart, Handoff, int, str]:
-    run = open_run(run_dir, lock_name)
+    return chart_of(open_run(run_dir, lock_name), run_dir, index, tick)
+
+
+def chart_of(run: TracedRun, run_dir: Path, index: int | None = None, tick: int | None = None) -> tuple[Chart, Handoff, int, str]:
+    """chart_for on a run already opened."""
     traced = _ruby(run) if run.machine.hierarchy == RUBY else _classic(run)
     handoffs = find_handoffs(traced.requests, run.lock)
     counts = message_counts(traced.reconstruction, handoffs)
@@ -102,7 +106,8 @@ def file_stem(lock_name: str, handoff: Handoff) -> str:
 
 def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None, out: Path | None = None) -> DrawnChart:
     """The chart's three files in `out` (default: the run folder's handoff-charts/)."""
-    chart, handoff, count, how = chart_for(run_dir, lock_name, index, tick)
+    run = open_run(run_dir, lock_name)
+    chart, handoff, count, how = chart_of(run, run_dir, index, tick)
     from analysis.handoff_chart.png_chart import render_png
     from analysis.handoff_chart.svg_chart import render_svg
 
@@ -114,7 +119,6 @@ def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | No
         text_file.write_text(render_text(chart))
         svg_file.write_text(render_svg(chart))
         render_png(chart, png_file)
-        run = open_run(run_dir, lock_name)
         arrows = chart.arrows
         facts = {
             "lock": lock_name, "handoff": handoff.index, "handoffs": count, "chosen": how,
