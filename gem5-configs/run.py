@@ -138,6 +138,40 @@ def check_trace_flags(plan: run_plan.RunPlan) -> None:
         raise run_plan.PlanError(f"--trace {plan.trace}: this gem5 has no debug flag(s) {missing}; use a gem5.opt build")
 
 
+# The marker module of each of lockstudy's gem5 extras (gem5-extras/*/),
+# by the machine kind that needs it.
+EXTRA_MODULES = {machines.KIND_CHI_NUMA: "lockstudy_chi_x86_locked_rmw"}
+
+
+def gem5_extras() -> dict[str, int]:
+    """lockstudy's extras built into this gem5: name -> version."""
+    import importlib
+
+    found = {}
+    for module_name in sorted(set(EXTRA_MODULES.values())):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found[module.NAME] = module.VERSION
+    return found
+
+
+def check_extras(plan: run_plan.RunPlan) -> None:
+    """Refuse a machine whose protocol needs one of our extras on a gem5 without it (unless --stock-chi)."""
+    import importlib.util
+
+    module_name = EXTRA_MODULES.get(plan.instance.machine.kind)
+    if module_name is None or plan.stock_chi or importlib.util.find_spec(module_name) is not None:
+        return
+    raise run_plan.PlanError(
+        f"machine {plan.instance.machine.name} needs CHI with lockstudy's chi-x86-locked-rmw extra, and this gem5 "
+        f"({sys.executable}) was built without it: stock CHI lets a snoop take the line between the two halves of an "
+        f"x86 locked read-modify-write, so contended lock xadd/cmpxchg lose updates. Rebuild gem5 with "
+        f"EXTRAS=<lockstudy>/gem5-extras/chi-x86-locked-rmw (gem5-extras/README.md), or pass --stock-chi to show the loss"
+    )
+
+
 def cache_hierarchy_class(kind: str):
     """The hierarchy that builds a machine of this kind.
 
@@ -200,6 +234,8 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) ->
     return {
         "gem5_version": _m5.core.gem5Version,
         "gem5_binary": sys.executable,
+        "gem5_extras": gem5_extras(),
+        "stock_chi": plan.stock_chi,
         "command": sys.argv,
         "machine": plan.instance.summary(),
         "kernel": {**run_plan.build_info_next_to(plan.kernel), "sha256": kernel_sha256},
@@ -226,6 +262,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
     if plan.checkpoint_in is not None:
         result["checkpoint"] = run_plan.check_checkpoint(plan, kernel_sha256, image_sha256)
     check_trace_flags(plan)
+    check_extras(plan)
     board, processor = build_board(plan)
     if plan.perturb_ns:
         # The memories draw each access's extra latency from gem5's global

@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop as stuck when the guest neither exits nor begins another ROI this many simulated ms after an ROI "
         "(default: gem5-configs/run.toml after_roi.limit_ms)",
     )
+    parser.add_argument(
+        "--stock-chi", action="store_true",
+        help="run a CHI machine on a gem5 without lockstudy's chi-x86-locked-rmw extra, whose contended x86 locked "
+        "read-modify-writes lose updates (gem5-extras/README.md); only to show that, and recorded in result.json",
+    )
     parser.add_argument("--init", default="/init", help="the guest's init program (init=)")
     parser.add_argument("--outdir", type=Path, help="output directory (default: gem5's -d directory)")
     return parser
@@ -126,6 +131,7 @@ class RunPlan:
     perturb_ns: int = 0
     perturb_seed: int = 0
     after_roi_ms: float | None = None  # None: run.toml's after_roi.limit_ms
+    stock_chi: bool = False  # run CHI without the locked-RMW extra (gem5-extras/README.md)
 
     def after_roi_limit_ticks(self, ticks_per_second: int) -> int:
         """run.toml's after_roi.limit_ms, in ticks."""
@@ -253,6 +259,7 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         perturb_ns=perturb_ns,
         perturb_seed=perturb_seed,
         after_roi_ms=after_roi_ms,
+        stock_chi=args.stock_chi,
     )
 
 

@@ -118,6 +118,11 @@ def check_gem5() -> list[Check]:
     return checks + check_gem5_per_protocol()
 
 
+def _first_sentence(text: str) -> str:
+    """A message's first sentence (its cause; the fix goes in the check's own column)."""
+    return text.split(". ")[0].split(": in gem5's source tree")[0]
+
+
 def check_gem5_per_protocol() -> list[Check]:
     """One line per Ruby protocol our machines need: which binary runs them.
 
@@ -139,9 +144,10 @@ def check_gem5_per_protocol() -> list[Check]:
         try:
             found = gem5.find_gem5(protocol=protocol)
         except gem5.Gem5Unavailable as exc:
-            checks.append(Check(name, False, f"needs Ruby protocol {protocol}: not found", gem5.how_to_build(protocol)))
+            checks.append(Check(name, False, f"needs Ruby protocol {protocol}: {_first_sentence(str(exc))}", gem5.how_to_build(protocol)))
             continue
-        checks.append(Check(name, True, f"{protocol} ({found.path})"))
+        extras = found.as_provenance()["extras"]
+        checks.append(Check(name, True, f"{protocol}{f' + {extras}' if extras else ''} ({found.path})"))
     return checks
 
 

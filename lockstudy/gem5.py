@@ -21,8 +21,10 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from lockstudy import paths
 
 MINIMUM_VERSION = (24, 0)
 BUILD_DOCS = "https://www.gem5.org/documentation/general_docs/building"
@@ -32,6 +34,17 @@ HOW_TO_GET = (
 )
 PROBE_TIMEOUT_S = 120
 GEM5_VARIABLE = "GEM5"
+# A protocol that gem5 ships but that cannot run our machines faithfully
+# without one of our extras (gem5-extras/, built in through gem5's EXTRAS):
+# protocol -> (the extra's name, its folder under gem5-extras/, why).
+EXTRAS_DIR = paths.ROOT / "gem5-extras"
+REQUIRED_EXTRAS: dict[str, tuple[str, str]] = {
+    "CHI": (
+        "chi-x86-locked-rmw",
+        "gem5 v24's CHI does not hold snoops between the two halves of an x86 locked "
+        "read-modify-write, so contended lock xadd/cmpxchg lose updates",
+    ),
+}
 # The Ruby protocols a gem5 v24 build can have (src/mem/ruby/protocol/Kconfig:
 # the PROTOCOL defaults, plus CHI from src/mem/ruby/protocol/chi/Kconfig):
 # the GEM5_<P> variables a machine without a protocol may fall back on.
@@ -46,6 +59,13 @@ def variable_for(protocol: str | None) -> str:
     return f"{GEM5_VARIABLE}_{protocol.upper()}" if protocol else GEM5_VARIABLE
 
 
+def extras_argument(protocol: str) -> str:
+    """The scons EXTRAS=... argument our extras need for `protocol` ('' if none)."""
+    if protocol not in REQUIRED_EXTRAS:
+        return ""
+    return f" EXTRAS={EXTRAS_DIR / REQUIRED_EXTRAS[protocol][0]}"
+
+
 def how_to_build(protocol: str) -> str:
     """The user's steps for a gem5 with this Ruby protocol (gem5 v24's Kconfig build)."""
     build_dir = "build/X86" if protocol == "MESI_Two_Level" else f"build/X86_{protocol.upper()}"
@@ -54,7 +74,8 @@ def how_to_build(protocol: str) -> str:
     else:
         steps = (
             f"scons defconfig {build_dir} build_opts/X86 && "
-            f"scons setconfig {build_dir} RUBY_PROTOCOL_{protocol.upper()}=y && scons {build_dir}/gem5.opt"
+            f"scons setconfig {build_dir} RUBY_PROTOCOL_{protocol.upper()}=y && "
+            f"scons {build_dir}/gem5.opt{extras_argument(protocol)}"
         )
     return f"in gem5's source tree: {steps}; then export {variable_for(protocol)}=/path/to/{build_dir}/gem5.opt"
 
@@ -68,6 +89,7 @@ class Gem5Info:
     path: Path
     version: str
     build_options: dict[str, str]
+    extras: dict[str, int] = field(default_factory=dict)
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -82,36 +104,59 @@ class Gem5Info:
         return self.build_options.get("PROTOCOL", "")
 
     def as_provenance(self) -> dict[str, str]:
-        return {"path": str(self.path), "version": self.version, "protocol": self.ruby_protocol}
+        extras = ",".join(f"{name}@{version}" for name, version in sorted(self.extras.items()))
+        return {"path": str(self.path), "version": self.version, "protocol": self.ruby_protocol, "extras": extras}
+
+    def missing_extra(self) -> str | None:
+        """The extra this binary's protocol needs and lacks (None: nothing missing)."""
+        needed = REQUIRED_EXTRAS.get(self.ruby_protocol)
+        if needed is None or needed[0] in self.extras:
+            return None
+        return needed[0]
 
 
 # What the binary reports about itself. `gem5.opt --build-info` fails in
 # v24.0.0.1 (AttributeError: m5.defines has no gem5Version), so we ask its
-# Python directly: the version from _m5.core and the build options.
+# Python directly: the version from _m5.core, the build options, and the
+# marker module each of our extras embeds (gem5-extras/*/lockstudy_*.py).
 PROBE_MARK = "LOCKSTUDY-GEM5 "
+EXTRA_MODULES = ("lockstudy_chi_x86_locked_rmw",)
 PROBE = (
-    "import json, _m5.core, m5.defines; "
+    "import importlib, json, _m5.core, m5.defines\n"
+    "extras = {}\n"
+    f"for name in {EXTRA_MODULES!r}:\n"
+    "    try:\n"
+    "        module = importlib.import_module(name)\n"
+    "    except ImportError:\n"
+    "        continue\n"
+    "    extras[module.NAME] = module.VERSION\n"
     f"print({PROBE_MARK!r} + json.dumps({{'version': _m5.core.gem5Version, "
-    "'build': {k: str(v) for k, v in m5.defines.buildEnv.items()}}))"
+    "'build': {k: str(v) for k, v in m5.defines.buildEnv.items()}, 'extras': extras}))"
 )
 
+Probe = tuple[str, dict[str, str], dict[str, int]]
 
-def parse_probe(text: str) -> tuple[str, dict[str, str]]:
-    """The version and build options from the probe's output line."""
+
+def parse_probe(text: str) -> Probe:
+    """The version, build options and extras from the probe's output line."""
     for line in text.splitlines():
         if line.startswith(PROBE_MARK):
             try:
                 report = json.loads(line[len(PROBE_MARK) :])
-                return str(report["version"]), {str(k): str(v) for k, v in report["build"].items()}
+                return (
+                    str(report["version"]),
+                    {str(k): str(v) for k, v in report["build"].items()},
+                    {str(k): int(v) for k, v in report.get("extras", {}).items()},
+                )
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise ValueError(f"unreadable self-description {line!r}") from exc
     raise ValueError("it did not describe itself (no version and build options)")
 
 
-_probed: dict[tuple[str, int, int], tuple[str, dict[str, str]]] = {}
+_probed: dict[tuple[str, int, int], Probe] = {}
 
 
-def _probe(path: Path, value: str) -> tuple[str, dict[str, str]]:
+def _probe(path: Path, value: str) -> Probe:
     """The binary's version and build options (asked once per file version)."""
     stat = path.stat()
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
@@ -140,8 +185,14 @@ def variable_used(env: Mapping[str, str], protocol: str | None) -> str:
     return next((variable_for(p) for p in RUBY_PROTOCOLS if env.get(variable_for(p))), GEM5_VARIABLE)
 
 
-def find_gem5(environ: dict[str, str] | None = None, protocol: str | None = None) -> Gem5Info:
-    """The gem5 to use for a machine whose Ruby protocol is `protocol` (None: any)."""
+def find_gem5(
+    environ: dict[str, str] | None = None, protocol: str | None = None, require_extras: bool = True
+) -> Gem5Info:
+    """The gem5 to use for a machine whose Ruby protocol is `protocol` (None: any).
+
+    A protocol listed in REQUIRED_EXTRAS also needs its extra built in,
+    unless `require_extras` is False (only to show what the stock build does).
+    """
     env = os.environ if environ is None else environ
     variable = variable_used(env, protocol)
     value = env.get(variable, "")
@@ -158,8 +209,8 @@ def find_gem5(environ: dict[str, str] | None = None, protocol: str | None = None
         raise Gem5Unavailable(f"{named}: no such file. {HOW_TO_GET}")
     if not os.access(path, os.X_OK):
         raise Gem5Unavailable(f"{named}: not executable (chmod +x it)")
-    version, options = _probe(path, named)
-    info = Gem5Info(path.resolve(), version, options)
+    version, options, extras = _probe(path, named)
+    info = Gem5Info(path.resolve(), version, options, extras)
     if info.version_tuple[:2] < MINIMUM_VERSION:
         raise Gem5Unavailable(f"{named} is gem5 {version}; lockstudy needs v24.0 or newer. {HOW_TO_GET}")
     if not info.has_x86:
@@ -168,5 +219,11 @@ def find_gem5(environ: dict[str, str] | None = None, protocol: str | None = None
         raise Gem5Unavailable(
             f"{named} is built with the Ruby protocol {info.ruby_protocol or 'none'}, "
             f"and this machine needs {protocol}: {how_to_build(protocol)}"
+        )
+    missing = info.missing_extra() if protocol and require_extras else None
+    if missing:
+        raise Gem5Unavailable(
+            f"{named} is a {protocol} build without lockstudy's {missing} extra "
+            f"({REQUIRED_EXTRAS[protocol][1]}; gem5-extras/README.md). Rebuild it with the extra: {how_to_build(protocol)}"
         )
     return info

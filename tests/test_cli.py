@@ -111,17 +111,42 @@ def fake_binary(tmp_path: Path, output: str) -> Path:
     return path
 
 
-def probe_output(version: str, **build: str) -> str:
+def probe_output(version: str, extras: dict[str, int] | None = None, **build: str) -> str:
     """What gem5_finder.PROBE prints (gem5 v24.0.0.1 printed this, with more options)."""
     options = {"PROTOCOL": "MESI_Two_Level", "USE_X86_ISA": "True", **build}
-    return "info: Standard input is not a terminal, disabling listeners.\n" + gem5_finder.PROBE_MARK + json.dumps({"version": version, "build": options})
+    report = {"version": version, "build": options, "extras": extras or {}}
+    return "info: Standard input is not a terminal, disabling listeners.\n" + gem5_finder.PROBE_MARK + json.dumps(report)
+
+
+CHI_EXTRA = {"chi-x86-locked-rmw": 1}
 
 
 def test_gem5_self_description_is_parsed() -> None:
-    version, options = gem5_finder.parse_probe(probe_output("24.0.0.1"))
+    version, options, extras = gem5_finder.parse_probe(probe_output("24.0.0.1", extras=CHI_EXTRA))
     assert version == "24.0.0.1"
     assert options["PROTOCOL"] == "MESI_Two_Level"
     assert options["USE_X86_ISA"] == "True"
+    assert extras == CHI_EXTRA
+
+
+def test_a_chi_build_without_our_extra_is_refused(tmp_path: Path) -> None:
+    """Stock CHI loses contended x86 locked RMWs: the machine that needs CHI refuses it, saying how to build."""
+    stock = fake_binary(tmp_path, probe_output("24.0.0.1", PROTOCOL="CHI"))
+    with pytest.raises(gem5_finder.Gem5Unavailable, match=r"without lockstudy's chi-x86-locked-rmw extra .*EXTRAS=.*gem5-extras/chi-x86-locked-rmw"):
+        gem5_finder.find_gem5({"GEM5_CHI": str(stock)}, protocol="CHI")
+    # Asked for explicitly (to show the stock build's behaviour), it is found, and it says what it lacks.
+    info = gem5_finder.find_gem5({"GEM5_CHI": str(stock)}, protocol="CHI", require_extras=False)
+    assert info.missing_extra() == "chi-x86-locked-rmw"
+    assert info.as_provenance()["extras"] == ""
+    # piii-smp's classic caches do not care: a machine without a protocol takes it.
+    assert gem5_finder.find_gem5({"GEM5_CHI": str(stock)}).path == stock.resolve()
+
+
+def test_a_chi_build_with_our_extra_is_taken_and_recorded(tmp_path: Path) -> None:
+    built = fake_binary(tmp_path, probe_output("24.0.0.1", extras=CHI_EXTRA, PROTOCOL="CHI"))
+    info = gem5_finder.find_gem5({"GEM5_CHI": str(built)}, protocol="CHI")
+    assert info.missing_extra() is None
+    assert info.as_provenance()["extras"] == "chi-x86-locked-rmw@1"
 
 
 def test_gem5_too_old_is_rejected(tmp_path: Path) -> None:
@@ -152,7 +177,7 @@ def test_a_machine_gets_the_gem5_of_its_protocol(tmp_path: Path) -> None:
     (tmp_path / "mesi").mkdir()
     (tmp_path / "chi").mkdir()
     mesi = fake_binary(tmp_path / "mesi", probe_output("24.0.0.1"))
-    chi = fake_binary(tmp_path / "chi", probe_output("24.0.0.1", PROTOCOL="CHI"))
+    chi = fake_binary(tmp_path / "chi", probe_output("24.0.0.1", extras=CHI_EXTRA, PROTOCOL="CHI"))
     environ = {"GEM5": str(mesi), "GEM5_CHI": str(chi)}
     assert gem5_finder.find_gem5(environ).path == mesi.resolve()
     assert gem5_finder.find_gem5(environ, protocol="CHI").path == chi.resolve()

@@ -131,3 +131,50 @@ def test_a_guest_that_does_not_exit_after_its_roi_is_stopped_as_stuck(gem5, buil
     assert result["status"] == "failed"
     assert "stuck after the ROI" in result["reason"]
     assert stats_blocks(tmp_path) == len(result["roi_ticks"]) == 1  # the ROI itself was measured
+
+
+# cal_contend: every thread adds 1 to one shared counter with lock xadd;
+# the testcase fails when the counter ends short of threads x iterations.
+CONTENDED_RMW_SPEC = "cal_contend:threads=4"
+STOCK_CHI_VARIABLE = "LOCKSTUDY_GEM5_CHI_STOCK"
+
+
+@pytest.fixture(scope="module")
+def altix_two_node_checkpoint(gem5_chi, built, tmp_path_factory) -> tuple[tuple[str, ...], Path]:
+    kernel, image = built
+    machine = ("--machine", "altix-numa", "--nodes", "2", "--kernel", str(kernel), "--image", str(image))
+    outdir = tmp_path_factory.mktemp("altix-boot")
+    boot = run_gem5(gem5_chi, outdir, *machine, "--checkpoint-out", str(outdir / "checkpoint"))
+    assert boot["status"] == "ok", boot["reason"]
+    return machine, outdir / "checkpoint"
+
+
+@pytest.mark.kernel
+def test_contended_locked_rmw_keeps_every_update_on_chi(gem5_chi, altix_two_node_checkpoint, tmp_path) -> None:
+    """With gem5-extras/chi-x86-locked-rmw, 4 CPUs on 2 nodes contending one line lose no lock xadd."""
+    machine, checkpoint = altix_two_node_checkpoint
+    result = run_gem5(gem5_chi, tmp_path, *machine, "--checkpoint-in", str(checkpoint), "--run", CONTENDED_RMW_SPEC)
+    assert result["status"] == "ok", result["reason"]
+    assert result["provenance"]["gem5_extras"] == {"chi-x86-locked-rmw": 1}
+    (bench,) = result["guest"]["results"]
+    assert bench["result"]["ops"] == sum(bench["result"]["copy_ops"]) == 4 * 2048
+
+
+@pytest.mark.kernel
+def test_stock_chi_loses_contended_locked_rmw_updates(altix_two_node_checkpoint, tmp_path) -> None:
+    """The fault the extra mends, shown on a stock CHI build named by LOCKSTUDY_GEM5_CHI_STOCK."""
+    if not os.environ.get(STOCK_CHI_VARIABLE):
+        pytest.skip(f"needs a CHI gem5 built without the extra: set {STOCK_CHI_VARIABLE}")
+    from lockstudy import gem5 as gem5_finder
+
+    stock = gem5_finder.find_gem5({"GEM5_CHI": os.environ[STOCK_CHI_VARIABLE]}, protocol="CHI", require_extras=False)
+    assert stock.missing_extra() == "chi-x86-locked-rmw"
+    machine, checkpoint = altix_two_node_checkpoint
+    refused = subprocess.run(
+        gem5_command(stock, tmp_path / "refused", *machine, "--checkpoint-in", str(checkpoint), "--run", CONTENDED_RMW_SPEC),
+        capture_output=True, text=True, timeout=HELP_TIMEOUT_S,
+    )
+    assert refused.returncode != 0 and "chi-x86-locked-rmw extra" in refused.stderr
+    result = run_gem5(stock, tmp_path / "stock", *machine, "--checkpoint-in", str(checkpoint), "--run", CONTENDED_RMW_SPEC, "--stock-chi")
+    assert result["status"] == "failed" and "the counter is" in result["reason"], result["reason"]
+    assert result["provenance"]["stock_chi"] is True
