@@ -345,6 +345,7 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
         p = run.info.result.get("provenance", {})
         runs[run_id] = {
             "gem5": p.get("gem5_version"),
+            "gem5_extras": p.get("gem5_extras", {}),
             "machine": f"{p.get('machine', {}).get('file')} sha256 {p.get('machine', {}).get('sha256')}",
             "kernel_build_id": p.get("kernel", {}).get("build_info", {}).get("build_id"),
             "image_sha256": p.get("image", {}).get("sha256"),

@@ -33,3 +33,24 @@ def test_a_done_run_of_another_machine_file_is_named_with_what_differs(tmp_path:
     # A run that is not done is not compared; nor is a run without a gem5 result (QEMU).
     assert stale_runs([first], [RunStatus(first.run_id, State.FAILED, 1)], store) == []
     assert stale_runs([campaign.runs[2]], [RunStatus(campaign.runs[2].run_id, State.DONE, 1)], store) == []
+
+
+def done_with_extras(store: CampaignStore, run_id: str, extras: dict[str, int] | None) -> None:
+    run = store.run_dir(run_id)
+    (run.path / "out").mkdir(parents=True)
+    provenance = {} if extras is None else {"gem5_extras": extras}
+    (run.path / "out" / "result.json").write_text(json.dumps({"provenance": provenance}))
+
+
+def test_a_chi_run_made_without_the_locked_rmw_extra_is_named(tmp_path: Path) -> None:
+    """CHI runs from before gem5-extras/chi-x86-locked-rmw lost locked-RMW updates: they are not mixed with new ones."""
+    campaign = load_campaign(ROOT / "campaigns" / "handoffs.toml")
+    store = CampaignStore("handoffs", tmp_path)
+    chi = [run for run in campaign.runs if run.machine == "altix-numa"]
+    bus = next(run for run in campaign.runs if run.machine == "piii-smp")
+    done_with_extras(store, chi[0].run_id, None)  # result.json from before run.py recorded extras
+    done_with_extras(store, chi[1].run_id, {"chi-x86-locked-rmw": 1})
+    done_with_extras(store, bus.run_id, None)  # classic caches: no extra needed
+    runs = [chi[0], chi[1], bus]
+    stale = stale_runs(runs, [RunStatus(run.run_id, State.DONE, 1) for run in runs], store)
+    assert [(run.run_id, run.differs) for run in stale] == [(chi[0].run_id, ("gem5 without the chi-x86-locked-rmw extra",))]

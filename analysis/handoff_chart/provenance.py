@@ -32,6 +32,7 @@ def run_facts(run_dir: Path, trace: Path, result: dict[str, Any]) -> dict[str, A
     command = " ".join(str(word) for word in p.get("command", []))
     return {
         "gem5": p.get("gem5_version"),
+        "gem5_extras": p.get("gem5_extras", {}),
         "kernel_build_id": kernel.get("build_info", {}).get("build_id"),
         "kernel_sha256": kernel.get("sha256"),
         "image_sha256": p.get("image", {}).get("sha256"),

@@ -43,6 +43,7 @@ def checkpoint_identity(spec: RunSpec, gem5: gem5_finder.Gem5Info) -> dict[str, 
         "machine_file": artifacts.machine_file(spec.machine).identity,
         "gem5_version": gem5.version,
         "gem5_protocol": gem5.ruby_protocol,
+        "gem5_extras": gem5.as_provenance()["extras"],
     }
 
 

@@ -1,5 +1,8 @@
 """Done runs made with another machine file, kernel build or disk image than the campaign's current ones.
 
+Also those made on a gem5 without an extra their machine's protocol needs
+(lockstudy.gem5.REQUIRED_EXTRAS: CHI runs from before the locked-RMW fix).
+
 A run's id is its spec (spec.py): the machine's name, not its file's
 contents. So when a machine file is recalibrated, or a kernel or the image
 rebuilt, the runs already done stay done, and a report would read them
@@ -29,6 +32,22 @@ RESULT_FILE = "result.json"
 class StaleRun:
     run_id: str
     differs: tuple[str, ...]  # "machine file altix-numa.toml", "kernel build smp", "disk image"
+
+
+def _missing_extra(spec: RunSpec, result: dict[str, Any]) -> str | None:
+    """The extra this run's machine needs that its gem5 lacked (None: nothing missing, or not a Ruby machine)."""
+    from lockstudy import gem5
+    from lockstudy.campaign.machines import ruby_protocol_of
+
+    try:
+        protocol = ruby_protocol_of(spec.machine)
+    except ValueError:
+        return None  # a machine file gone since: nothing to compare with
+    needed = gem5.REQUIRED_EXTRAS.get(protocol or "")
+    if needed is None:
+        return None
+    built_in = result.get("provenance", {}).get("gem5_extras") or {}
+    return None if needed[0] in built_in else needed[0]
 
 
 def _made_with(result: dict[str, Any]) -> dict[str, str | None]:
@@ -71,6 +90,9 @@ def stale_runs(specs: list[RunSpec], statuses: list[RunStatus], store: CampaignS
         made, now = _made_with(result), _current(spec, cache)
         names = {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
         differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
+        missing = _missing_extra(spec, result)
+        if missing:
+            differs += (f"gem5 without the {missing} extra",)
         if differs:
             out.append(StaleRun(spec.run_id, differs))
     return out
@@ -81,7 +103,7 @@ def stale_lines(stale: list[StaleRun], results: Path) -> list[str]:
     if not stale:
         return []
     lines = [
-        f"note: {len(stale)} done run(s) ran on another machine file, kernel build or disk image than today's; they stay done "
+        f"note: {len(stale)} done run(s) ran on another machine file, kernel build, disk image or gem5 extra than today's; they stay done "
         f"(their result.json says what they ran on). To rerun them on today's, launch into a new results folder (--results), "
         f"or move them out of {results}:"
     ]
