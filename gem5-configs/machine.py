@@ -266,6 +266,10 @@ SCHEMAS: dict[str, Schema] = {
             "snoop_filter": (_boolean, True),
             **_XBAR_LATENCIES,
         },
+        "backside_bus": {
+            "width_bytes": (_positive_int, True),
+            **_XBAR_LATENCIES,
+        },
         "memory": {
             "size": (_size, True),
             "latency": (_time, True),

@@ -93,7 +93,10 @@ class PiiiFsbCacheHierarchy(AbstractClassicCacheHierarchy):
             self.membus.mem_side_ports = port
 
         cores = board.get_processor().get_cores()
-        self.l2buses = [L2XBar() for _ in cores]
+        backside = data["backside_bus"]
+        self.l2buses = [
+            L2XBar(width=backside["width_bytes"], **{name: backside[name] for name in XBAR_LATENCY_FIELDS}) for _ in cores
+        ]
         for i, core in enumerate(cores):
             # Same SimObject names as the stdlib's private-L2 hierarchy,
             # so stats read board.cache_hierarchy.l1d-cache-0 and so on.
