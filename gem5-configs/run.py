@@ -29,6 +29,8 @@ for path in (HERE, HERE.parent):  # gem5-configs/ and the repository (lockstudy.
 import machine as machines  # noqa: E402
 import run_plan  # noqa: E402
 
+from lockstudy import gem5 as gem5_finder  # noqa: E402  (our extras; standard library only)
+
 # gem5 writes these into its own -d directory; run.py gathers them in --outdir.
 GEM5_OUTPUTS = ("stats.txt", "config.json", "config.ini")
 CONSOLE_DEVICE = "board.pc.com_1.device"
@@ -138,37 +140,16 @@ def check_trace_flags(plan: run_plan.RunPlan) -> None:
         raise run_plan.PlanError(f"--trace {plan.trace}: this gem5 has no debug flag(s) {missing}; use a gem5.opt build")
 
 
-# The marker module of each of lockstudy's gem5 extras (gem5-extras/*/),
-# by the machine kind that needs it.
-EXTRA_MODULES = {machines.KIND_CHI_NUMA: "lockstudy_chi_x86_locked_rmw"}
-
-
-def gem5_extras() -> dict[str, int]:
-    """lockstudy's extras built into this gem5: name -> version."""
-    import importlib
-
-    found = {}
-    for module_name in sorted(set(EXTRA_MODULES.values())):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        found[module.NAME] = module.VERSION
-    return found
-
-
 def check_extras(plan: run_plan.RunPlan) -> None:
     """Refuse a machine whose protocol needs one of our extras on a gem5 without it (unless --stock-chi)."""
-    import importlib.util
-
-    module_name = EXTRA_MODULES.get(plan.instance.machine.kind)
-    if module_name is None or plan.stock_chi or importlib.util.find_spec(module_name) is not None:
+    protocol = plan.instance.machine.ruby_protocol
+    missing = gem5_finder.missing_extra(protocol, gem5_finder.built_in_extras())
+    if missing is None or plan.stock_chi:
         return
     raise run_plan.PlanError(
-        f"machine {plan.instance.machine.name} needs CHI with lockstudy's chi-x86-locked-rmw extra, and this gem5 "
-        f"({sys.executable}) was built without it: stock CHI lets a snoop take the line between the two halves of an "
-        f"x86 locked read-modify-write, so contended lock xadd/cmpxchg lose updates. Rebuild gem5 with "
-        f"EXTRAS=<lockstudy>/gem5-extras/chi-x86-locked-rmw (gem5-extras/README.md), or pass --stock-chi to show the loss"
+        f"machine {plan.instance.machine.name} needs {protocol} with lockstudy's {missing} extra, and this gem5 "
+        f"({sys.executable}) was built without it: {gem5_finder.REQUIRED_EXTRAS[protocol].why}. Rebuild gem5 with "
+        f"EXTRAS=<lockstudy>/gem5-extras/{missing} (gem5-extras/README.md), or pass --stock-chi to show the loss"
     )
 
 
@@ -234,7 +215,7 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) ->
     return {
         "gem5_version": _m5.core.gem5Version,
         "gem5_binary": sys.executable,
-        "gem5_extras": gem5_extras(),
+        "gem5_extras": gem5_finder.built_in_extras(),
         "stock_chi": plan.stock_chi,
         "command": sys.argv,
         "machine": plan.instance.summary(),

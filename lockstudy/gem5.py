@@ -34,17 +34,48 @@ HOW_TO_GET = (
 )
 PROBE_TIMEOUT_S = 120
 GEM5_VARIABLE = "GEM5"
-# A protocol that gem5 ships but that cannot run our machines faithfully
-# without one of our extras (gem5-extras/, built in through gem5's EXTRAS):
-# protocol -> (the extra's name, its folder under gem5-extras/, why).
 EXTRAS_DIR = paths.ROOT / "gem5-extras"
-REQUIRED_EXTRAS: dict[str, tuple[str, str]] = {
-    "CHI": (
+
+
+@dataclass(frozen=True)
+class Extra:
+    """One of our extras (gem5-extras/<name>/), built into the user's gem5 through gem5's EXTRAS."""
+
+    name: str  # also its folder under gem5-extras/
+    marker_module: str  # the module it embeds in the binary (gem5-extras/<name>/<marker_module>.py)
+    why: str
+
+
+# A protocol that gem5 ships but that cannot run our machines faithfully
+# without one of our extras: protocol -> the extra.
+REQUIRED_EXTRAS: dict[str, Extra] = {
+    "CHI": Extra(
         "chi-x86-locked-rmw",
+        "lockstudy_chi_x86_locked_rmw",
         "gem5 v24's CHI does not hold snoops between the two halves of an x86 locked "
         "read-modify-write, so contended lock xadd/cmpxchg lose updates",
     ),
 }
+
+
+def missing_extra(protocol: str | None, built_in: Mapping[str, int]) -> str | None:
+    """The extra `protocol` needs that `built_in` (extra name -> version) lacks (None: nothing missing)."""
+    needed = REQUIRED_EXTRAS.get(protocol or "")
+    return None if needed is None or needed.name in built_in else needed.name
+
+
+def built_in_extras() -> dict[str, int]:
+    """Our extras built into the running gem5 (name -> version), from their marker modules: for run.py, inside gem5."""
+    import importlib
+
+    found = {}
+    for extra in REQUIRED_EXTRAS.values():
+        try:
+            module = importlib.import_module(extra.marker_module)
+        except ImportError:
+            continue
+        found[module.NAME] = module.VERSION
+    return found
 # The Ruby protocols a gem5 v24 build can have (src/mem/ruby/protocol/Kconfig:
 # the PROTOCOL defaults, plus CHI from src/mem/ruby/protocol/chi/Kconfig):
 # the GEM5_<P> variables a machine without a protocol may fall back on.
@@ -63,7 +94,7 @@ def extras_argument(protocol: str) -> str:
     """The scons EXTRAS=... argument our extras need for `protocol` ('' if none)."""
     if protocol not in REQUIRED_EXTRAS:
         return ""
-    return f" EXTRAS={EXTRAS_DIR / REQUIRED_EXTRAS[protocol][0]}"
+    return f" EXTRAS={EXTRAS_DIR / REQUIRED_EXTRAS[protocol].name}"
 
 
 def how_to_build(protocol: str) -> str:
@@ -109,10 +140,7 @@ class Gem5Info:
 
     def missing_extra(self) -> str | None:
         """The extra this binary's protocol needs and lacks (None: nothing missing)."""
-        needed = REQUIRED_EXTRAS.get(self.ruby_protocol)
-        if needed is None or needed[0] in self.extras:
-            return None
-        return needed[0]
+        return missing_extra(self.ruby_protocol, self.extras)
 
 
 # What the binary reports about itself. `gem5.opt --build-info` fails in
@@ -120,7 +148,7 @@ class Gem5Info:
 # Python directly: the version from _m5.core, the build options, and the
 # marker module each of our extras embeds (gem5-extras/*/lockstudy_*.py).
 PROBE_MARK = "LOCKSTUDY-GEM5 "
-EXTRA_MODULES = ("lockstudy_chi_x86_locked_rmw",)
+EXTRA_MODULES = tuple(extra.marker_module for extra in REQUIRED_EXTRAS.values())
 PROBE = (
     "import importlib, json, _m5.core, m5.defines\n"
     "extras = {}\n"
@@ -224,6 +252,6 @@ def find_gem5(
     if missing:
         raise Gem5Unavailable(
             f"{named} is a {protocol} build without lockstudy's {missing} extra "
-            f"({REQUIRED_EXTRAS[protocol][1]}; gem5-extras/README.md). Rebuild it with the extra: {how_to_build(protocol)}"
+            f"({REQUIRED_EXTRAS[protocol].why}; gem5-extras/README.md). Rebuild it with the extra: {how_to_build(protocol)}"
         )
     return info

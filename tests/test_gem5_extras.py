@@ -149,6 +149,7 @@ def test_the_marker_module_names_the_extra_that_the_finder_requires() -> None:
     assert spec is not None and spec.loader is not None
     marker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(marker)
-    assert marker.NAME == chi_locked_rmw.EXTRA_NAME == gem5_finder.REQUIRED_EXTRAS["CHI"][0]
+    assert marker.NAME == chi_locked_rmw.EXTRA_NAME == gem5_finder.REQUIRED_EXTRAS["CHI"].name
+    assert gem5_finder.REQUIRED_EXTRAS["CHI"].marker_module == "lockstudy_chi_x86_locked_rmw"
     assert "lockstudy_chi_x86_locked_rmw" in gem5_finder.EXTRA_MODULES
     assert (EXTRA_DIR / "SConscript").read_text().count("lockstudy_chi_x86_locked_rmw.py") == 1

@@ -43,11 +43,7 @@ def _missing_extra(spec: RunSpec, result: dict[str, Any]) -> str | None:
         protocol = ruby_protocol_of(spec.machine)
     except ValueError:
         return None  # a machine file gone since: nothing to compare with
-    needed = gem5.REQUIRED_EXTRAS.get(protocol or "")
-    if needed is None:
-        return None
-    built_in = result.get("provenance", {}).get("gem5_extras") or {}
-    return None if needed[0] in built_in else needed[0]
+    return gem5.missing_extra(protocol, result.get("provenance", {}).get("gem5_extras") or {})
 
 
 def _made_with(result: dict[str, Any]) -> dict[str, str | None]:
