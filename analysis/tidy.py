@@ -27,6 +27,7 @@ import pandas as pd
 
 from analysis.runs import RunStats
 from analysis.stats_reader import Vocabulary, default_vocabulary
+from lockstudy.gem5 import extras_label
 
 
 def _join(value: Any) -> str:
@@ -47,7 +48,7 @@ def _get(data: dict[str, Any], *keys: str) -> Any:
 PROVENANCE_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "status": lambda r: r.get("status"),
     "gem5_version": lambda r: _get(r, "provenance", "gem5_version"),
-    "gem5_extras": lambda r: ",".join(f"{k}@{v}" for k, v in sorted((_get(r, "provenance", "gem5_extras") or {}).items())),
+    "gem5_extras": lambda r: extras_label(_get(r, "provenance", "gem5_extras") or {}),
     "machine": lambda r: _get(r, "provenance", "machine", "name"),
     "machine_kind": lambda r: _get(r, "provenance", "machine", "kind"),
     "machine_sha256": lambda r: _get(r, "provenance", "machine", "sha256"),

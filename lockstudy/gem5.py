@@ -64,6 +64,11 @@ def missing_extra(protocol: str | None, built_in: Mapping[str, int]) -> str | No
     return None if needed is None or needed.name in built_in else needed.name
 
 
+def extras_label(extras: Mapping[str, int]) -> str:
+    """Extras as provenance writes them: "name@version", comma-separated, by name ('' for none)."""
+    return ",".join(f"{name}@{version}" for name, version in sorted(extras.items()))
+
+
 def built_in_extras() -> dict[str, int]:
     """Our extras built into the running gem5 (name -> version), from their marker modules: for run.py, inside gem5."""
     import importlib
@@ -135,8 +140,7 @@ class Gem5Info:
         return self.build_options.get("PROTOCOL", "")
 
     def as_provenance(self) -> dict[str, str]:
-        extras = ",".join(f"{name}@{version}" for name, version in sorted(self.extras.items()))
-        return {"path": str(self.path), "version": self.version, "protocol": self.ruby_protocol, "extras": extras}
+        return {"path": str(self.path), "version": self.version, "protocol": self.ruby_protocol, "extras": extras_label(self.extras)}
 
     def missing_extra(self) -> str | None:
         """The extra this binary's protocol needs and lacks (None: nothing missing)."""
