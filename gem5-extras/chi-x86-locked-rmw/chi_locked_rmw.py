@@ -30,7 +30,6 @@ code is kept in this project.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
@@ -85,23 +84,17 @@ def protocol_files(chi_dir: Path) -> dict[str, str]:
     return files
 
 
-def write_protocol(chi_dir: Path, out_dir: Path) -> str:
-    """Write the extra's protocol files into `out_dir` (unchanged files untouched); their digest."""
+def write_protocol(chi_dir: Path, out_dir: Path) -> list[str]:
+    """Write the extra's protocol files into `out_dir`; the names written (a file already as it should be is left untouched)."""
     files = protocol_files(chi_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
+    written = []
+    for name, text in sorted(files.items()):
         target = out_dir / name
         if not target.is_file() or target.read_text() != text:
             target.write_text(text)
+            written.append(name)
     for stale in out_dir.iterdir():
         if stale.suffix in COPIED_SUFFIXES and stale.name not in files:
             stale.unlink()
-    return protocol_digest(files)
-
-
-def protocol_digest(files: dict[str, str]) -> str:
-    """A sha256 over the protocol files, names and contents, in name order."""
-    digest = hashlib.sha256()
-    for name in sorted(files):
-        digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
-    return digest.hexdigest()
+    return written
