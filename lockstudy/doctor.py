@@ -110,17 +110,12 @@ def check_gem5() -> list[Check]:
     try:
         found = gem5.find_gem5()
     except gem5.Gem5Unavailable as exc:
-        return [Check("gem5 at $GEM5", False, str(exc).split(". ")[0], gem5.HOW_TO_GET, needed)]
+        return [Check("gem5 at $GEM5", False, exc.cause, exc.fix or gem5.HOW_TO_GET, needed)]
     protocol = found.ruby_protocol or "no Ruby protocol"
     variable = gem5.variable_used(os.environ, None)
     via = "" if variable == gem5.GEM5_VARIABLE else f"; GEM5 is unset, so machines without a Ruby protocol use {variable}"
     checks = [Check("gem5 at $GEM5", True, f"gem5 {found.version}, X86, {protocol} ({found.path}){via}", "", needed)]
     return checks + check_gem5_per_protocol()
-
-
-def _first_sentence(text: str) -> str:
-    """A message's first sentence (its cause; the fix goes in the check's own column)."""
-    return text.split(". ")[0].split(": in gem5's source tree")[0]
 
 
 def check_gem5_per_protocol() -> list[Check]:
@@ -144,7 +139,7 @@ def check_gem5_per_protocol() -> list[Check]:
         try:
             found = gem5.find_gem5(protocol=protocol)
         except gem5.Gem5Unavailable as exc:
-            checks.append(Check(name, False, f"needs Ruby protocol {protocol}: {_first_sentence(str(exc))}", gem5.how_to_build(protocol)))
+            checks.append(Check(name, False, f"needs Ruby protocol {protocol}: {exc.cause}", gem5.how_to_build(protocol)))
             continue
         extras = found.as_provenance()["extras"]
         checks.append(Check(name, True, f"{protocol}{f' + {extras}' if extras else ''} ({found.path})"))

@@ -117,7 +117,15 @@ def how_to_build(protocol: str) -> str:
 
 
 class Gem5Unavailable(RuntimeError):
-    """No usable gem5: the message says what is wrong and how to fix it."""
+    """No usable gem5: `cause` says what is wrong, `fix` how to mend it.
+
+    The message is the two together; doctor shows them in their own columns.
+    """
+
+    def __init__(self, cause: str, fix: str = "", joiner: str = ". ") -> None:
+        super().__init__(cause + (joiner + fix if fix else ""))
+        self.cause = cause
+        self.fix = fix
 
 
 @dataclass(frozen=True)
@@ -200,11 +208,11 @@ def _probe(path: Path, value: str) -> Probe:
                 [str(path), "-q", "-d", outdir, "-c", PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
             )
     except subprocess.TimeoutExpired as exc:
-        raise Gem5Unavailable(f"{value}: it did not describe itself in {PROBE_TIMEOUT_S} s") from exc
+        raise Gem5Unavailable(f"{value}: it did not describe itself in {PROBE_TIMEOUT_S} s", HOW_TO_GET) from exc
     try:
         _probed[key] = parse_probe(result.stdout)
     except ValueError as exc:
-        raise Gem5Unavailable(f"{value}: {exc}; is it a gem5 binary?") from exc
+        raise Gem5Unavailable(f"{value}: {exc}", "is it a gem5 binary? " + HOW_TO_GET, "; ") from exc
     return _probed[key]
 
 
@@ -231,31 +239,33 @@ def find_gem5(
     if not value:
         if protocol:
             raise Gem5Unavailable(
-                f"neither {variable_for(protocol)} nor {GEM5_VARIABLE} is set. gem5 is a prerequisite you supply, "
-                f"built with the Ruby protocol {protocol}: {how_to_build(protocol)}"
+                f"neither {variable_for(protocol)} nor {GEM5_VARIABLE} is set",
+                f"gem5 is a prerequisite you supply, built with the Ruby protocol {protocol}: {how_to_build(protocol)}",
             )
-        raise Gem5Unavailable(f"{GEM5_VARIABLE} is not set. gem5 is a prerequisite you supply: {HOW_TO_GET}")
+        raise Gem5Unavailable(f"{GEM5_VARIABLE} is not set", f"gem5 is a prerequisite you supply: {HOW_TO_GET}")
     named = f"{variable}={value}"
     path = Path(value)
     if not path.is_file():
-        raise Gem5Unavailable(f"{named}: no such file. {HOW_TO_GET}")
+        raise Gem5Unavailable(f"{named}: no such file", HOW_TO_GET)
     if not os.access(path, os.X_OK):
-        raise Gem5Unavailable(f"{named}: not executable (chmod +x it)")
+        raise Gem5Unavailable(f"{named}: not executable", "chmod +x it", "; ")
     version, options, extras = _probe(path, named)
     info = Gem5Info(path.resolve(), version, options, extras)
     if info.version_tuple[:2] < MINIMUM_VERSION:
-        raise Gem5Unavailable(f"{named} is gem5 {version}; lockstudy needs v24.0 or newer. {HOW_TO_GET}")
+        raise Gem5Unavailable(f"{named} is gem5 {version}; lockstudy needs v24.0 or newer", HOW_TO_GET)
     if not info.has_x86:
-        raise Gem5Unavailable(f"{named} was built without the X86 ISA; build the X86 target. {HOW_TO_GET}")
+        raise Gem5Unavailable(f"{named} was built without the X86 ISA", f"build the X86 target. {HOW_TO_GET}", "; ")
     if protocol and info.ruby_protocol != protocol:
         raise Gem5Unavailable(
-            f"{named} is built with the Ruby protocol {info.ruby_protocol or 'none'}, "
-            f"and this machine needs {protocol}: {how_to_build(protocol)}"
+            f"{named} is built with the Ruby protocol {info.ruby_protocol or 'none'}, and this machine needs {protocol}",
+            how_to_build(protocol),
+            ": ",
         )
     missing = info.missing_extra() if protocol and require_extras else None
     if missing:
         raise Gem5Unavailable(
             f"{named} is a {protocol} build without lockstudy's {missing} extra "
-            f"({REQUIRED_EXTRAS[protocol].why}; gem5-extras/README.md). Rebuild it with the extra: {how_to_build(protocol)}"
+            f"({REQUIRED_EXTRAS[protocol].why}; gem5-extras/README.md)",
+            f"Rebuild it with the extra: {how_to_build(protocol)}",
         )
     return info

@@ -189,6 +189,30 @@ def test_a_machine_gets_the_gem5_of_its_protocol(tmp_path: Path) -> None:
         gem5_finder.find_gem5({"GEM5_CHI": str(chi)}, protocol="MESI_Two_Level")
 
 
+def test_every_refusal_carries_its_cause_and_fix_apart(tmp_path: Path) -> None:
+    """doctor shows a refusal's cause and its fix in their own columns: the
+    exception carries them separately, and its message is the two joined."""
+    (tmp_path / "mesi").mkdir()
+    (tmp_path / "chi").mkdir()
+    mesi = fake_binary(tmp_path / "mesi", probe_output("24.0.0.1"))
+    stock_chi = fake_binary(tmp_path / "chi", probe_output("24.0.0.1", PROTOCOL="CHI"))
+    refusals = [
+        ({}, None),
+        ({"GEM5": str(tmp_path / "nothing")}, None),
+        ({"GEM5": str(fake_binary(tmp_path, "hello\n"))}, None),
+        ({"GEM5": str(mesi)}, "CHI"),
+        ({"GEM5": str(stock_chi)}, "CHI"),
+    ]
+    for environ, protocol in refusals:
+        with pytest.raises(gem5_finder.Gem5Unavailable) as refused:
+            gem5_finder.find_gem5(environ, protocol=protocol)
+        cause, fix = refused.value.cause, refused.value.fix
+        assert cause and fix, (environ, protocol)
+        assert str(refused.value).startswith(cause) and str(refused.value).endswith(fix)
+        assert "in gem5's source tree" not in cause and "export GEM5" not in cause, cause
+    assert "chi-x86-locked-rmw" in cause and "EXTRAS=" in fix
+
+
 def test_second_setup_does_no_work() -> None:
     """Set-up is idempotent: when nothing changed it runs no command."""
     result = run_sh("setup")
