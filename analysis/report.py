@@ -39,6 +39,7 @@ from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
+from analysis.run_provenance import RunProvenance
 from analysis.runs import Results, load_results
 from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
 from analysis.statistics.claims import claims_table
@@ -232,7 +233,7 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
 
 def portable_command(run: Any, results_dir: Path) -> str:
     """The run's gem5 command with this machine's paths replaced (lockstudy/publish.py's placeholders)."""
-    command = " ".join(str(a) for a in run.info.result.get("provenance", {}).get("command", []))
+    command = " ".join(RunProvenance.of(run.info.result).command)
     pairs = [*publish.placeholders(run.info.gem5_dir, run.info.result), (str(results_dir.resolve()), "<results>")]
     return publish.replace_paths(command, pairs)
 
@@ -342,13 +343,13 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
 def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
     runs = {}
     for run_id, run in sorted(results.runs.items()):
-        p = run.info.result.get("provenance", {})
+        facts = RunProvenance.of(run.info.result)
         runs[run_id] = {
-            "gem5": p.get("gem5_version"),
-            "gem5_extras": p.get("gem5_extras", {}),
-            "machine": f"{p.get('machine', {}).get('file')} sha256 {p.get('machine', {}).get('sha256')}",
-            "kernel_build_id": p.get("kernel", {}).get("build_info", {}).get("build_id"),
-            "image_sha256": p.get("image", {}).get("sha256"),
+            "gem5": facts.gem5_version,
+            "gem5_extras": facts.gem5_extras,
+            "machine": facts.machine_file_label(),
+            "kernel_build_id": facts.kernel_build_id,
+            "image_sha256": facts.image_sha256,
             "command": portable_command(run, results_dir),
         }
     run_seconds = sum(float(run.info.result.get("host_seconds") or 0) for run in results.runs.values())

@@ -16,6 +16,7 @@ from typing import Any
 
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.handoff_chart.run_input import RESULT_FILE
+from analysis.run_provenance import RunProvenance
 from lockstudy import publish
 from lockstudy.files import file_sha256, write_json_atomically
 from lockstudy.paths import ROOT
@@ -25,24 +26,21 @@ PROVENANCE_FILE = "provenance.json"
 
 def run_facts(run_dir: Path, trace: Path, result: dict[str, Any]) -> dict[str, Any]:
     """What made the run, portably."""
-    p = result.get("provenance", {})
+    facts = RunProvenance.of(result)
     pairs = publish.placeholders(run_dir, result)
-    machine = p.get("machine", {})
-    kernel = p.get("kernel", {})
-    command = " ".join(str(word) for word in p.get("command", []))
     return {
-        "gem5": p.get("gem5_version"),
-        "gem5_extras": p.get("gem5_extras", {}),
-        "kernel_build_id": kernel.get("build_info", {}).get("build_id"),
-        "kernel_sha256": kernel.get("sha256"),
-        "image_sha256": p.get("image", {}).get("sha256"),
-        "machine_file": machine.get("file"),
-        "machine_sha256": machine.get("sha256"),
-        "machine": f"{machine.get('name')}, {machine.get('cpus')} CPUs" + (f", {machine.get('nodes')} nodes" if (machine.get("nodes") or 1) > 1 else ""),
-        "cpu_model": p.get("roi_cpu"),
-        "trace": p.get("trace"),
-        "run_spec": p.get("run_spec"),
-        "command": publish.replace_paths(command, pairs),
+        "gem5": facts.gem5_version,
+        "gem5_extras": facts.gem5_extras,
+        "kernel_build_id": facts.kernel_build_id,
+        "kernel_sha256": facts.kernel_sha256,
+        "image_sha256": facts.image_sha256,
+        "machine_file": facts.machine_file,
+        "machine_sha256": facts.machine_sha256,
+        "machine": facts.machine_label(),
+        "cpu_model": facts.roi_cpu,
+        "trace": facts.trace,
+        "run_spec": facts.run_spec,
+        "command": publish.replace_paths(" ".join(facts.command), pairs),
         "roi.trace.gz sha256": file_sha256(trace),
         "result.json sha256": file_sha256(run_dir / RESULT_FILE) if (run_dir / RESULT_FILE).is_file() else None,
     }
