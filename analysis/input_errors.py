@@ -14,6 +14,7 @@ from analysis.handoffs import BoundsError
 from analysis.hotlines.errors import HotlinesError
 from analysis.locks import StaticLocksError
 from analysis.metrics import MetricsError
+from analysis.model_comparison.rules import ModelComparisonError
 from analysis.protocol_trace import TraceFormatError
 from analysis.runs import MissingStatError, RunLayoutError
 from analysis.stat_rules import RulesError
@@ -27,6 +28,7 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
     HotlinesError,
     StaticLocksError,
     MetricsError,
+    ModelComparisonError,
     TraceFormatError,
     MissingStatError,
     RunLayoutError,

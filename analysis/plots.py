@@ -367,13 +367,15 @@ def _reference_lines(reference: Mapping[str, Sequence[tuple[float, float]]], col
     ]
 
 
-def _draw_lines_panel(ax: Axes, lines: list[_Line], measured: set[str], sizes: list[float], rules: Readability, ylabel: str) -> bool:
+def _draw_lines_panel(
+    ax: Axes, lines: list[_Line], measured: set[str], sizes: list[float], rules: Readability, ylabel: str, reference_name: str
+) -> bool:
     """One panel of lines; True when its value axis is logarithmic."""
     for line in lines:
         xs = [p[0] for p in line.points]
         ys = [p[1] for p in line.points]
         if line.dashed:
-            label = f"{line.label} (reference)" if line.label in measured else line.label
+            label = f"{line.label} ({reference_name})" if line.label in measured else line.label
             ax.plot(xs, ys, linestyle=REFERENCE_LINESTYLE, color=line.colour, label=label)
         else:
             ax.plot(xs, ys, marker=MARKER, color=line.colour, label=line.label)
@@ -405,6 +407,7 @@ def draw_lines_vs_size(
     series: str = "variant",
     xlabel: str | None = None,
     reference: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+    reference_name: str = "reference",
     rules: Readability | None = None,
 ) -> tuple[MplFigure, str]:
     """The figure of `lines_vs_size`, unsaved, and its alt text."""
@@ -433,9 +436,9 @@ def draw_lines_vs_size(
     figure = _new_figure(width + (OWN_PANEL_EXTRA_INCHES if own else 0.0), height)
     axes = figure.subplots(1, 2, width_ratios=MAIN_TO_OWN_PANEL_WIDTH) if own else [figure.subplots()]
     measured_names = set(colours)
-    logs = [_draw_lines_panel(axes[0], main, measured_names, sizes, rules, ylabel)]
+    logs = [_draw_lines_panel(axes[0], main, measured_names, sizes, rules, ylabel, reference_name)]
     if own:
-        logs.append(_draw_lines_panel(axes[1], own, measured_names, sizes, rules, ylabel))
+        logs.append(_draw_lines_panel(axes[1], own, measured_names, sizes, rules, ylabel, reference_name))
         axes[1].set_title(_own_panel_title(apart, measured, rules))
     for ax in axes:
         ax.set_xlabel(xlabel or x)
@@ -450,7 +453,7 @@ def draw_lines_vs_size(
         f"one line per {series}: {', '.join(str(n) for n in names)}."
     )
     if reference:
-        alt += f" Dashed reference lines: {', '.join(reference)}."
+        alt += f" Dashed {reference_name} lines: {', '.join(reference)}."
     alt += _lines_rules_alt(apart, measured, logs, rules)
     return figure, alt
 
@@ -492,18 +495,21 @@ def lines_vs_size(
     series: str = "variant",
     xlabel: str | None = None,
     reference: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+    reference_name: str = "reference",
     rules: Readability | None = None,
 ) -> Figure:
     """`y` against machine size `x`, one solid line with markers per value of `series`.
 
     The x axis is log2 with the sizes themselves as ticks. `reference` maps a
     label to (x, y) points drawn dashed: a label equal to a series value takes
-    that series' colour (and its panel), others are grey. The value axis and
-    the panels follow `rules` (data/plots.toml by default).
+    that series' colour (and its panel), others are grey; the legend calls
+    them `reference_name`. The value axis and the panels follow `rules`
+    (data/plots.toml by default).
     """
     figure, alt = draw_lines_vs_size(
-        df, y=y, title=title, ylabel=ylabel, x=x, series=series, xlabel=xlabel, reference=reference, rules=rules
-    )
+        df, y=y, title=title, ylabel=ylabel, x=x, series=series, xlabel=xlabel, reference=reference,
+        reference_name=reference_name, rules=rules,
+    )  # fmt: skip
     return _save(figure, path_stem, title, alt)
 
 

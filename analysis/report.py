@@ -38,6 +38,7 @@ from analysis.hotlines.table import hotline_tables
 from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
+from analysis.model_comparison.section import model_comparison_section
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.run_provenance import RunProvenance
 from analysis.runs import Results, load_results
@@ -162,16 +163,19 @@ def numa_section(table: pd.DataFrame, out: Path) -> Section:
         "the share of network transmissions on router-to-router links, which are all off-node "
         "(`inter_node_messages` / `network_messages`)."
     )
-    check_groups(numa, ["variant", "nodes"], what="NUMA hand-off shares")
+    # one machine's runs per mean: the two NUMA models are compared side by side, never averaged
+    keys = ["machine", "variant", "nodes"]
+    check_groups(numa, keys, what="NUMA hand-off shares")
     shares = numa.assign(
         local=numa["handoffs_local"] / numa["handoffs"],
         crossing_links=numa["inter_node_messages"] / numa["network_messages"],
     )
-    summary = shares.groupby(["variant", "nodes"], as_index=False)[["local", "crossing_links"]].mean()
+    summary = shares.groupby(keys, as_index=False)[["local", "crossing_links"]].mean()
     section.tables.append(Table("Node-local share of hand-offs and crossing share of network transmissions", summary))
-    stacked = shares.groupby(["variant", "nodes"], as_index=False)[["handoffs_local", "handoffs_remote"]].mean()
-    long = stacked.melt(id_vars=["variant", "nodes"], value_vars=["handoffs_local", "handoffs_remote"], var_name="hand-off", value_name="count")
-    long["case"] = long["variant"] + " / " + long["nodes"].astype(str) + " nodes"
+    stacked = shares.groupby(keys, as_index=False)[["handoffs_local", "handoffs_remote"]].mean()
+    long = stacked.melt(id_vars=keys, value_vars=["handoffs_local", "handoffs_remote"], var_name="hand-off", value_name="count")
+    machine_label = long["machine"] + ", " if long["machine"].nunique() > 1 else ""
+    long["case"] = machine_label + long["variant"] + " / " + long["nodes"].astype(str) + " nodes"
     section.figures.append(
         plots.stacked_bars(long, category="case", stack="hand-off", value="count",
                            title="Hand-offs on the node and to another node", ylabel="hand-offs per ROI",
@@ -402,6 +406,9 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     if not configurations.empty:
         throughput.tables.append(rates_table(configurations))
     sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
+    models, model_rows = model_comparison_section(table, out)
+    if models is not None:
+        sections.append(models)
     lock_section, lock_summary = locks_section(results, table, out)
     sections.append(lock_section)
     teaching = teaching_section(results, table, out)
@@ -430,6 +437,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         "hotlines": hot.rows,
         "claims": claims,
         "configurations": configurations,
+        "model_comparison": model_rows,
         **calibration_tables,
     }
     return Report(title, intro, sections, provenance(results, results_dir)), tables

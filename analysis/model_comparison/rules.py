@@ -1,0 +1,71 @@
+"""analysis/data/model_comparison.toml: which two machines are compared, on what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lockstudy.files import read_toml
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "model_comparison.toml"
+
+
+class ModelComparisonError(ValueError):
+    """The comparison's data file or its input cannot be used; the message names the file, field or runs."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    column: str
+    label: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ComparisonRules:
+    node_local: str
+    interleaved: str
+    testcase: str
+    metrics: tuple[Metric, ...]
+
+    @property
+    def machines(self) -> tuple[str, str]:
+        return (self.node_local, self.interleaved)
+
+
+def _text(table: dict[str, Any], key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise ModelComparisonError(f"{where}.{key}: {value!r} is not a non-empty string")
+    return value
+
+
+@lru_cache(maxsize=None)
+def load_rules(path: Path = DATA_FILE) -> ComparisonRules:
+    data = read_toml(path, ModelComparisonError)
+    models = data.get("models")
+    if not isinstance(models, dict):
+        raise ModelComparisonError(f"{path}: models: missing table")
+    metrics = data.get("metric")
+    if not isinstance(metrics, list) or not metrics:
+        raise ModelComparisonError(f"{path}: metric: expected at least one [[metric]] table")
+    parsed = []
+    for index, entry in enumerate(metrics):
+        where = f"{path}: metric[{index}]"
+        if not isinstance(entry, dict):
+            raise ModelComparisonError(f"{where}: {entry!r} is not a table")
+        parsed.append(Metric(_text(entry, "column", where), _text(entry, "label", where), _text(entry, "source", where)))
+    columns = [metric.column for metric in parsed]
+    if len(set(columns)) != len(columns):
+        raise ModelComparisonError(f"{path}: metric: columns repeat: {columns}")
+    rules = ComparisonRules(
+        _text(models, "node_local", f"{path}: models"),
+        _text(models, "interleaved", f"{path}: models"),
+        _text(models, "testcase", f"{path}: models"),
+        tuple(parsed),
+    )
+    if rules.node_local == rules.interleaved:
+        raise ModelComparisonError(f"{path}: models: node_local and interleaved are both {rules.node_local!r}")
+    return rules

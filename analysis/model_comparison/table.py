@@ -1,0 +1,71 @@
+"""The kbench sweep of the two altix-numa models as one table.
+
+One row per model, size, variant and metric: the mean over the
+configuration's repeats, n, and its interval (analysis/statistics). Runs
+that measured different things are refused, as everywhere: traced runs
+are left out (attribution only), and a size's runs of different windows
+or perturbations are not pooled; two configurations of one model, size
+and variant (say two kernel builds) are refused too, since the comparison
+would have to pick one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.model_comparison.rules import ComparisonRules, ModelComparisonError, load_rules
+from analysis.statistics.configurations import configuration_key
+from analysis.statistics.intervals import mean_interval
+from analysis.statistics.pooling import RUN_ID, check_poolable, split_traced
+from analysis.statistics.rules import StatisticsRules
+from analysis.statistics.rules import load_rules as load_statistics_rules
+
+SIZE_KEYS = ["machine", "nodes", "variant"]
+COLUMNS = ["machine", "nodes", "cpus", "variant", "metric", "n", "mean", "ci_low", "ci_high", "ci_method", "runs"]
+
+
+def sweep_rows(table: pd.DataFrame, rules: ComparisonRules) -> pd.DataFrame:
+    """The untraced kbench rows of the two models."""
+    if table.empty or not {"machine", "testcase"} <= set(table.columns):
+        return table.iloc[0:0]
+    rows = table[(table["testcase"] == rules.testcase) & table["machine"].isin(rules.machines)]
+    return split_traced(rows, what="model comparison")[0] if not rows.empty else rows
+
+
+def _one_configuration(group: pd.DataFrame, statistics: StatisticsRules, named: str) -> None:
+    keys = {configuration_key(row, statistics) for _, row in group.iterrows()}
+    if len(keys) > 1:
+        runs = ", ".join(sorted(group[RUN_ID].astype(str))) if RUN_ID in group else f"{len(group)} rows"
+        raise ModelComparisonError(
+            f"model comparison ({named}): {len(keys)} configurations (kernel build, boot arguments, run spec or "
+            f"perturbation differ) where one is compared: {runs}; give `report` one campaign's sweep"
+        )
+
+
+def comparison_table(table: pd.DataFrame, rules: ComparisonRules | None = None, statistics: StatisticsRules | None = None) -> pd.DataFrame:
+    """Every (model, nodes, variant, metric) of the sweep: mean, n and interval over its repeats."""
+    rules = rules or load_rules()
+    statistics = statistics or load_statistics_rules()
+    rows = sweep_rows(table, rules)
+    out = []
+    for (machine, nodes, variant), group in rows.groupby(SIZE_KEYS, sort=True):
+        named = f"machine={machine}, nodes={nodes:g}, variant={variant}"
+        check_poolable(group, statistics, f"model comparison ({named})")
+        _one_configuration(group, statistics, named)
+        for metric in rules.metrics:
+            if metric.column not in group:
+                continue
+            measured = group[group[metric.column].notna()]
+            values = measured[metric.column].astype(float)
+            if values.empty or not values.map(math.isfinite).all():
+                continue
+            interval = mean_interval(values.tolist(), statistics, what=f"{named}, {metric.column}")
+            out.append({
+                "machine": machine, "nodes": int(nodes), "cpus": int(measured["cpus"].iloc[0]), "variant": variant,
+                "metric": metric.column, "n": len(values), "mean": interval.estimate, "ci_low": interval.low,
+                "ci_high": interval.high, "ci_method": interval.method,
+                "runs": " ".join(sorted(measured[RUN_ID].astype(str))) if RUN_ID in measured else "",
+            })  # fmt: skip
+    return pd.DataFrame(out, columns=COLUMNS)
