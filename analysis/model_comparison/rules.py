@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from lockstudy.files import read_toml
+from lockstudy.files import read_toml, typed_field
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "model_comparison.toml"
 
@@ -36,9 +36,9 @@ class ComparisonRules:
 
 
 def _text(table: dict[str, Any], key: str, where: str) -> str:
-    value = table.get(key)
-    if not isinstance(value, str) or not value:
-        raise ModelComparisonError(f"{where}.{key}: {value!r} is not a non-empty string")
+    value: str = typed_field(table, key, str, where, error=ModelComparisonError)
+    if not value:
+        raise ModelComparisonError(f"{where}.{key}: empty")
     return value
 
 
