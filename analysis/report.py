@@ -285,6 +285,8 @@ def claim_cases(judged: pd.DataFrame) -> pd.Series:
     """Each judged claim's name in the seed's figure: its claim (`*` for the headline) and workload, then
     the CPU model, copies and window only where the seed's judgements differ in them."""
     case = judged["claim"].str.replace(" (headline)", "*", regex=False) + " " + judged["workload"]
+    if "condition" in judged and judged["condition"].nunique() > 1:
+        case += " [" + judged["condition"] + "]"
     if judged[seed_comparison.CPU_MODEL].nunique() > 1:
         case += " (" + judged[seed_comparison.CPU_MODEL] + ")"
     if judged.groupby(["claim", "workload", seed_comparison.CPU_MODEL])[seed_comparison.COPIES].nunique().max() > 1:
@@ -319,6 +321,11 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
     for seed in seed_file.seeds:
         sub = Section(f"Seed {seed.id}: {seed.title}")
         sub.paragraphs.append(f"Our study: `{seed.study}`. {seed.note}")
+        if seed.precondition is not None:
+            sub.paragraphs.append(
+                f"Its precondition (claims with `condition` precondition): study `{seed.precondition.study}`, which "
+                f"restores {seed.precondition.restores}"
+            )
         if seed.compare_on:
             sizes = ", ".join(f"{key} = {value}" for key, value in seed.compare_on.items())
             sub.paragraphs.append(f"The claims are compared on our runs with {sizes} only (seeds.toml `compare_on`: the seed's own setting).")

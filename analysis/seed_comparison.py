@@ -27,7 +27,8 @@ ran (dbench with 4 and with 8 clients: two judgements, not one mean).
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -152,17 +153,37 @@ def judged(row: dict[str, Any], claim: Claim, workload: Workload, a_rows: pd.Dat
     return row
 
 
+@dataclass(frozen=True)
+class ClaimCase:
+    """One claim to judge on one workload's runs of one CPU model, with the seed as its condition sees it."""
+
+    seed: Seed  # Seed.under(the claim's condition): its study and variant stand-ins
+    claim: Claim
+    workload: Workload
+    cpu_model: str
+    rows: pd.DataFrame
+
+
+def claim_cases(table: pd.DataFrame, seed: Seed) -> Iterator[ClaimCase]:
+    """Every claim of `seed` on our runs: each condition's claims on its own study's runs, at the
+    seed's compare_on sizes, per workload and CPU model."""
+    for condition in seed.conditions():
+        view = seed.under(condition)
+        rows = study_rows(table, view)
+        for key, value in view.compare_on.items():  # the seed's own setting (its one busy CPU)
+            rows = rows[rows[SIZE_KEYS[key]] == value]
+        models = cpu_models(rows)
+        for claim in (c for c in view.claims if c.condition == condition):
+            for workload in view.workloads:
+                for model in models:
+                    yield ClaimCase(view, claim, workload, model, rows if not model else rows[rows[CPU_MODEL] == model])
+
+
 def comparison_table(table: pd.DataFrame, seed: Seed, tolerance: float) -> pd.DataFrame:
-    rows = study_rows(table, seed)
-    for key, value in seed.compare_on.items():  # the seed's own setting (its one busy CPU)
-        rows = rows[rows[SIZE_KEYS[key]] == value]
-    models = cpu_models(rows)
     out = [
         judgement
-        for claim in seed.claims
-        for workload in seed.workloads
-        for model in models
-        for judgement in compare_claim(rows if not model else rows[rows[CPU_MODEL] == model], seed, claim, workload, tolerance, model)
+        for case in claim_cases(table, seed)
+        for judgement in compare_claim(case.rows, case.seed, case.claim, case.workload, tolerance, case.cpu_model)
     ]
     return pd.DataFrame(out)
 

@@ -29,8 +29,14 @@ File format (the data file's header says the same with examples):
                      rows = [{line, key = [...], values = [...], note?}]
     [[seed.claim]]   id, metric, a, b, direction, ratio, lines, quote,
                      quote_line, headline?, note?, condition? ("as-shipped",
-                     the default, or "precondition": judged where the
-                     seed's bottleneck was restored first)
+                     the default, "precondition": judged where the seed's
+                     bottleneck was restored first, or a list of both: the
+                     claim is judged under each, one row apiece)
+    [seed.precondition]  study, restores, variants = {<name> = {kernel_build?,
+                     boot?, note?}}: where the seed's bottleneck is restored
+                     (the study's runs, and what of ours stands for each
+                     variant there; a variant not listed stands as in
+                     [seed.variants])
 
 A number's configuration is the table's config + its row's keys + its
 column's config (+ change.a or change.b for a "% change" column); no key
@@ -196,6 +202,15 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Precondition:
+    """Where a seed's bottleneck is restored: the study of those runs and each variant's stand-in there."""
+
+    study: str
+    restores: str  # what the configuration restores, and what 6.1 changed
+    variants: Mapping[str, Variant]
+
+
+@dataclass(frozen=True)
 class Seed:
     id: str
     title: str
@@ -211,6 +226,21 @@ class Seed:
     evidence: tuple[str, ...] = ()  # metric columns of ours that explain the claim
     locks: tuple[str, ...] = ()  # lock-name prefixes (the registry's) whose lines matter
     compare_on: Mapping[str, int] = dataclasses.field(default_factory=dict)  # sizes of ours every claim is compared at
+    precondition: Precondition | None = None
+
+    def under(self, condition: str) -> Seed:
+        """The seed as its claims of `condition` see it: under "precondition", the precondition's
+        study and variant stand-ins; as shipped, itself."""
+        if condition == AS_SHIPPED:
+            return self
+        if self.precondition is None:
+            raise KeyError(f"seed {self.id} declares no [seed.precondition]")
+        return dataclasses.replace(self, study=self.precondition.study, variants=self.precondition.variants)
+
+    def conditions(self) -> list[str]:
+        """The conditions its claims are judged under, in CONDITIONS order."""
+        found = {claim.condition for claim in self.claims}
+        return [condition for condition in CONDITIONS if condition in found]
 
     def table(self, name: str) -> SeedTable:
         for table in self.tables:
@@ -218,8 +248,10 @@ class Seed:
                 return table
         raise KeyError(f"seed {self.id} has no table {name!r} (it has {[t.name for t in self.tables]})")
 
-    def headline(self) -> Claim:
-        return next(claim for claim in self.claims if claim.headline)
+    def headline(self, condition: str = AS_SHIPPED) -> Claim:
+        """The headline claim (under `condition` when it is judged under several)."""
+        headlines = [claim for claim in self.claims if claim.headline]
+        return next((claim for claim in headlines if claim.condition == condition), headlines[0])
 
     def our_configuration(self, config: Config) -> Config:
         """The part of a published configuration our runs have too (the match keys)."""
@@ -489,7 +521,19 @@ def _check_unique_cells(table: SeedTable, where: _Where) -> None:
         seen[identity] = cell.column
 
 
-def _claim(value: Any, where: _Where) -> Claim:
+def _conditions(value: Any, where: _Where) -> tuple[str, ...]:
+    """A claim's condition(s): one word of CONDITIONS, or a list of distinct ones."""
+    if isinstance(value, list):
+        if not value:
+            raise where.error("an empty list: give one condition or several")
+        words = tuple(_word(item, at, CONDITIONS) for at, item in _each(value, where))
+        if len(set(words)) != len(words):
+            raise where.error(f"conditions repeat: {list(words)}")
+        return words
+    return (_word(value, where, CONDITIONS),)
+
+
+def _claim(value: Any, where: _Where) -> tuple[Claim, ...]:
     data = _table(
         value, where, {"id", "metric", "a", "b", "direction", "ratio", "lines", "quote", "quote_line"}, {"headline", "note", "condition"}
     )
@@ -504,7 +548,8 @@ def _claim(value: Any, where: _Where) -> Claim:
     if not isinstance(headline, bool):
         raise (where / "headline").error(f"must be true or false, not {headline!r}")
     lines = tuple(_line(item, at) for at, item in _each(data["lines"], where / "lines"))
-    return Claim(
+    conditions = _conditions(data["condition"], where / "condition") if "condition" in data else (AS_SHIPPED,)
+    claim = Claim(
         id=_string(data["id"], where / "id", NAME),
         metric=_string(data["metric"], where / "metric", NAME),
         a=a,
@@ -516,7 +561,31 @@ def _claim(value: Any, where: _Where) -> Claim:
         quote_line=_line(data["quote_line"], where / "quote_line"),
         headline=headline,
         note=_string(data["note"], where / "note") if "note" in data else "",
-        condition=_word(data["condition"], where / "condition", CONDITIONS) if "condition" in data else AS_SHIPPED,
+    )
+    return tuple(dataclasses.replace(claim, condition=condition) for condition in conditions)
+
+
+def _overlap(one: str, other: str) -> bool:
+    """Whether one study name's runs would be read as the other's (seed_comparison.study_rows)."""
+    return one == other or one.startswith(other + "-") or other.startswith(one + "-")
+
+
+def _precondition(value: Any, where: _Where, variants: Mapping[str, Variant]) -> Precondition:
+    data = _table(value, where, {"study", "restores", "variants"}, set())
+    stand_ins = data["variants"]
+    if not isinstance(stand_ins, dict) or not stand_ins:
+        raise (where / "variants").error("must be a non-empty table of the variants' stand-ins under the precondition")
+    under = dict(variants)
+    for name, item in stand_ins.items():
+        if name not in variants:
+            raise (where / "variants").error(f"{name!r} is not in [seed.variants] ({', '.join(variants)})")
+        at = where / "variants" / name
+        entry = _table(item, at, set(), {"kernel_build", "boot", "note"})
+        under[name] = _variant(name, {"seed_label": variants[name].seed_label, **entry}, at)
+    return Precondition(
+        study=_string(data["study"], where / "study", NAME),
+        restores=_string(data["restores"], where / "restores"),
+        variants=under,
     )
 
 
@@ -525,7 +594,7 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         value,
         where,
         {"id", "title", "source", "study", "workloads", "match_keys", "published_noise", "variants", "table", "claim"},
-        {"note", "evidence", "locks", "compare_on"},
+        {"note", "evidence", "locks", "compare_on", "precondition"},
     )
     seed_id = _string(data["id"], where / "id", SEED_ID)
     source = _string(data["source"], where / "source")
@@ -544,12 +613,25 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
     tables = tuple(_seed_table(item, where / f"table[{i}]") for i, item in enumerate(_list(data["table"], where / "table")))
     if len({t.name for t in tables}) != len(tables):
         raise (where / "table").error(f"table names repeat: {[t.name for t in tables]}")
-    claims = tuple(_claim(item, where / f"claim[{i}]") for i, item in enumerate(_list(data["claim"], where / "claim")))
-    if len({c.id for c in claims}) != len(claims):
-        raise (where / "claim").error(f"claim ids repeat: {[c.id for c in claims]}")
-    headlines = [claim.id for claim in claims if claim.headline]
+    declared = [_claim(item, where / f"claim[{i}]") for i, item in enumerate(_list(data["claim"], where / "claim"))]
+    ids = [expanded[0].id for expanded in declared]
+    if len(set(ids)) != len(ids):
+        raise (where / "claim").error(f"claim ids repeat: {ids}")
+    claims = tuple(claim for expanded in declared for claim in expanded)
+    headlines = [expanded[0].id for expanded in declared if expanded[0].headline]
     if len(headlines) != 1:
         raise (where / "claim").error(f"exactly one claim must be the headline, not {headlines or 'none'}")
+    precondition = _precondition(data["precondition"], where / "precondition", variants) if "precondition" in data else None
+    needing = [claim.id for claim in claims if claim.condition != AS_SHIPPED]
+    if needing and precondition is None:
+        raise (where / "claim").error(f"{needing} are judged under the precondition, and the seed declares no [seed.precondition]")
+    if precondition is not None:
+        study = _string(data["study"], where / "study", NAME)
+        if _overlap(precondition.study, study):
+            raise (where / "precondition" / "study").error(
+                f"{precondition.study!r} and the seed's study {study!r} would share runs (a study <name>-<size> belongs to "
+                "<name>): the precondition's runs are a study of their own"
+            )
     seed = Seed(
         id=seed_id,
         title=_string(data["title"], where / "title"),
@@ -565,6 +647,7 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         evidence=_names(data["evidence"], where / "evidence") if "evidence" in data else (),
         locks=tuple(_string(item, at) for at, item in _each(data["locks"], where / "locks")) if "locks" in data else (),
         compare_on=_sizes(data["compare_on"], where / "compare_on") if "compare_on" in data else {},
+        precondition=precondition,
     )
     _check_variants(seed, where)
     for i, claim in enumerate(claims):

@@ -133,10 +133,64 @@ def test_claims_csv_has_the_columns_in_order(tmp_path: Path) -> None:
     assert set(written["condition"]) == {AS_SHIPPED}
 
 
+# Seed 004 (the file's last seed) with a precondition: its runs in their own study, on another build.
+PRECONDITION = """
+[seed.precondition]
+study = "limit-lockref"
+restores = "the final dentry's lockref on top of the profile"
+variants = { cmpxchg = { kernel_build = "smp-limit", boot = "lockstudy.lockref=cmpxchg" }, spinlock = { kernel_build = "smp-limit", boot = "lockstudy.lockref=spinlock" } }
+"""
+
+
+def with_precondition(condition: str) -> str:
+    """The seed file with seed 004's headline judged under `condition` (TOML text), and its precondition."""
+    from analysis.seeds import DEFAULT
+
+    text = DEFAULT.read_text().replace('id = "004-cmpxchg-8nodes-10-100"\n', f'id = "004-cmpxchg-8nodes-10-100"\ncondition = {condition}\n')
+    return text + PRECONDITION
+
+
+def test_a_claim_under_both_conditions_is_judged_on_each_studys_runs(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.toml"
+    path.write_text(with_precondition('["as-shipped", "precondition"]'))
+    seed = next(s for s in load_seed_file(path).seeds if s.id == "004")
+    assert [c.condition for c in seed.claims if c.id == "004-cmpxchg-8nodes-10-100"] == [AS_SHIPPED, "precondition"]
+    limited = [dict(row, study="limit-lockref-8nodes", kernel_build="smp-limit", run_id="limit-" + row["run_id"])
+               for row in repeats("cmpxchg", 8, [300.0, 310.0, 305.0]) + repeats("spinlock", 8, [100.0, 101.0, 99.0])]  # fmt: skip
+    shipped = repeats("cmpxchg", 8, [100.0, 101.0, 100.5]) + repeats("spinlock", 8, [100.2, 100.0, 100.4])
+    # a run of the precondition's study on the as-shipped build stands for no variant there
+    stray = [dict(samefile("stray", "cmpxchg", 8, 1.0), study="limit-lockref-8nodes")]
+    claims = claims_table(pd.DataFrame(limited + shipped + stray), seed, BAND)
+    headline = claims[claims["claim"] == HEADLINE].set_index("condition")
+    assert headline.loc["precondition", "verdict"] == AGREES and headline.loc["precondition", "ratio"] == pytest.approx(3.05, rel=0.01)
+    assert headline.loc["precondition", "runs_a"].split() == sorted(f"limit-cmpxchg-8-{i}" for i in range(3))
+    assert headline.loc[AS_SHIPPED, "runs_a"].split() == sorted(f"cmpxchg-8-{i}" for i in range(3))
+    assert headline.loc[AS_SHIPPED, "verdict"] != AGREES
+
+
+def test_a_precondition_claim_needs_a_declared_precondition(tmp_path: Path) -> None:
+    from analysis.seeds import SeedsError
+
+    path = tmp_path / "seeds.toml"
+    path.write_text(with_precondition('"precondition"').replace(PRECONDITION, ""))
+    with pytest.raises(SeedsError, match=r"judged under the precondition, and the seed declares no \[seed.precondition\]"):
+        load_seed_file(path)
+    for shared in ("lockref", "lockref-limit"):
+        path.write_text(with_precondition('"precondition"').replace('study = "limit-lockref"', f'study = "{shared}"'))
+        with pytest.raises(SeedsError, match="would share runs"):
+            load_seed_file(path)
+    path.write_text(with_precondition('"precondition"').replace("{ cmpxchg = {", "{ nosuch = {"))
+    with pytest.raises(SeedsError, match="'nosuch' is not in"):
+        load_seed_file(path)
+    path.write_text(with_precondition('["precondition", "precondition"]'))
+    with pytest.raises(SeedsError, match="conditions repeat"):
+        load_seed_file(path)
+
+
 def test_a_claim_may_be_marked_as_judged_on_its_precondition(tmp_path: Path) -> None:
     from analysis.seeds import DEFAULT, SeedsError
 
-    text = DEFAULT.read_text().replace('id = "004-cmpxchg-4nodes-10-100"\n', 'id = "004-cmpxchg-4nodes-10-100"\ncondition = "precondition"\n')
+    text = DEFAULT.read_text().replace('id = "004-cmpxchg-4nodes-10-100"\n', 'id = "004-cmpxchg-4nodes-10-100"\ncondition = "precondition"\n') + PRECONDITION
     path = tmp_path / "seeds.toml"
     path.write_text(text)
     claims = {claim.id: claim for claim in next(s for s in load_seed_file(path).seeds if s.id == "004").claims}

@@ -170,19 +170,11 @@ def merge_shared_pairs(frame: pd.DataFrame) -> pd.DataFrame:
 def claims_table(table: pd.DataFrame, seed: Seed, band: float, rules: StatisticsRules | None = None) -> pd.DataFrame:
     """Every judgement of one seed's claims on our runs (COLUMNS), shared run pairs merged."""
     rules = rules or load_rules()
-    rows = seed_comparison.study_rows(table, seed)
-    for key, value in seed.compare_on.items():  # the seed's own setting (its one busy CPU)
-        rows = rows[rows[seed_comparison.SIZE_KEYS[key]] == value]
-    models = seed_comparison.cpu_models(rows)
     found = [
         judgement
-        for claim in seed.claims
-        for workload in seed.workloads
-        for model in models
-        for judgement in judge_claim(
-            rows if not model else rows[rows[seed_comparison.CPU_MODEL] == model], seed, claim, workload, band, rules, model
-        )
-    ]  # fmt: skip
+        for case in seed_comparison.claim_cases(table, seed)
+        for judgement in judge_claim(case.rows, case.seed, case.claim, case.workload, band, rules, case.cpu_model)
+    ]
     return merge_shared_pairs(pd.DataFrame(found, columns=list(COLUMNS)))
 
 
