@@ -85,6 +85,7 @@ def compare_claim(
     row: dict[str, Any] = {
         "seed": seed.id,
         "claim": claim.id + (" (headline)" if claim.headline else ""),
+        "condition": claim.condition,
         "workload": workload.name,
         CPU_MODEL: cpu_model,
         COPIES: math.nan,

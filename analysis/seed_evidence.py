@@ -22,13 +22,13 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.seed_comparison import CPU_MODEL, OUR_METRIC, study_rows
-from analysis.seeds import Seed
+from analysis.seeds import AS_SHIPPED, PRECONDITION, Seed
 from analysis.statistics.pooling import window_of
 
 NO_VARIANT = "-"  # a run of ours that stands for none of the seed's variants (an extra point)
 # trace and the timed window are part of a configuration: traced runs and runs of other windows
 # are never averaged with the others (analysis/statistics/pooling.py), they get rows of their own.
-CONFIGURATION = ["seed_variant", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies", CPU_MODEL, "trace", "window"]
+CONFIGURATION = ["seed_variant", "condition", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies", CPU_MODEL, "trace", "window"]
 UNKNOWN_TRACE = "unknown"  # a metrics table without the trace column (older than it)
 LOCK_COUNTS = ["invalidations", "forwards", "home_requests"]
 
@@ -38,17 +38,40 @@ class EvidenceError(ValueError):
 
 
 def seed_variant(kernel_build: str, boot_args: str, seed: Seed) -> str:
-    """The seed's name for the configuration a run of ours stands for, or NO_VARIANT."""
+    """The seed's name for the configuration a run of ours stands for, or NO_VARIANT; `seed` as one
+    condition sees it (Seed.under)."""
     for name, variant in seed.variants.items():
         if (variant.kernel_build or variant.boot) and variant.stands_for(kernel_build, boot_args):
             return name
     return NO_VARIANT
 
 
+def _conditions_of(seed: Seed) -> list[str]:
+    """The conditions a run of the seed may stand under: as shipped, and the precondition if declared."""
+    return [AS_SHIPPED] + ([PRECONDITION] if seed.precondition is not None else [])
+
+
 def _labelled(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
-    rows = study_rows(table, seed).copy()
+    """The runs of the seed's studies (each condition's), each with the variant it stands for and the
+    condition(s) under which it does ("as-shipped, precondition" for a run both share, such as a UP
+    kernel's); a run standing for none keeps NO_VARIANT and no condition."""
+    labels: dict[object, tuple[str, list[str]]] = {}
+    frames = []
+    for condition in _conditions_of(seed):
+        view = seed.under(condition)
+        rows = study_rows(table, view)
+        frames.append(rows)
+        for index, build, boot in zip(rows.index, rows["kernel_build"], rows["boot_args"].fillna("")):
+            name = seed_variant(str(build), str(boot), view)
+            known, under = labels.get(index, (NO_VARIANT, []))
+            if name != NO_VARIANT and known in (NO_VARIANT, name):
+                labels[index] = (name, under + [condition])
+            elif index not in labels:
+                labels[index] = (NO_VARIANT, [])
+    rows = pd.concat(frames).loc[lambda frame: ~frame.index.duplicated()].copy() if frames else table.iloc[0:0].copy()
     rows["boot_args"] = rows["boot_args"].fillna("")
-    rows["seed_variant"] = [seed_variant(str(k), str(b), seed) for k, b in zip(rows["kernel_build"], rows["boot_args"])]
+    rows["seed_variant"] = [labels[index][0] for index in rows.index]
+    rows["condition"] = [", ".join(labels[index][1]) for index in rows.index]
     rows["trace"] = rows["trace"].fillna("") if "trace" in rows else UNKNOWN_TRACE
     rows["window"] = [window_of(row) for _, row in rows.iterrows()] if not rows.empty else []
     return rows
@@ -76,11 +99,11 @@ def configuration_table(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
 
 def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     """Per configuration and lock of the seed (traced runs): traffic on the lock's line per operation."""
-    columns = ["seed_variant", "boot_args", "testcase", "nodes", CPU_MODEL, "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS), "requests_other_on_line"]
+    columns = ["seed_variant", "condition", "boot_args", "testcase", "nodes", CPU_MODEL, "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS), "requests_other_on_line"]
     if not seed.locks or lock_summary.empty:
         return pd.DataFrame(columns=columns)
     rows = _labelled(table, seed)
-    ops = rows.groupby("run_id", as_index=False).agg(ops=("ops", "sum"), seed_variant=("seed_variant", "first"),
+    ops = rows.groupby("run_id", as_index=False).agg(ops=("ops", "sum"), seed_variant=("seed_variant", "first"), condition=("condition", "first"),
                                                      boot_args=("boot_args", "first"), testcase=("testcase", "first"),
                                                      nodes=("nodes", "first"), **{CPU_MODEL: (CPU_MODEL, "first")})  # fmt: skip
     locks = lock_summary[lock_summary["lock"].str.startswith(seed.locks)][["run_id", "lock", *LOCK_COUNTS, "requests_other_on_line"]]
@@ -92,7 +115,7 @@ def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> p
     joined["lock"] = joined["lock"].str.replace(r":\d+ ", ":<pid> ", regex=True)
     for count in LOCK_COUNTS:
         joined[f"{count}_per_op"] = joined[count] / joined["ops"]
-    keys = ["seed_variant", "boot_args", "testcase", "nodes", CPU_MODEL, "lock"]
+    keys = ["seed_variant", "condition", "boot_args", "testcase", "nodes", CPU_MODEL, "lock"]
     grouped = joined.groupby(keys)
     out = grouped[[f"{c}_per_op" for c in LOCK_COUNTS] + ["requests_other_on_line"]].mean().reset_index()
     out.insert(len(keys), "runs", grouped["run_id"].nunique().to_numpy())

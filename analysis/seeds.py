@@ -34,7 +34,8 @@ File format (the data file's header says the same with examples):
                      claim is judged under each, one row apiece)
     [seed.precondition]  study, restores, variants = {<name> = {kernel_build?,
                      boot?, note?}}: where the seed's bottleneck is restored
-                     (the study's runs, and what of ours stands for each
+                     (the study's runs: its own, or the seed's study when
+                     a switch restores it; and what of ours stands for each
                      variant there; a variant not listed stands as in
                      [seed.variants])
 
@@ -66,7 +67,8 @@ DIRECTIONS = ("a_better", "b_better", "same")
 # where the seed's precondition was restored first (evidence-standard,
 # section 4: a seed is reproduced where its bottleneck exists).
 AS_SHIPPED = "as-shipped"
-CONDITIONS = (AS_SHIPPED, "precondition")
+PRECONDITION = "precondition"
+CONDITIONS = (AS_SHIPPED, PRECONDITION)
 BETTER = ("higher", "lower")
 COLUMN_BETTER = BETTER + ("none",)  # a column may hold a quantity with no "better" (cpu %)
 VARIANT_KEY = "variant"  # the configuration key whose values [seed.variants] declares
@@ -566,8 +568,10 @@ def _claim(value: Any, where: _Where) -> tuple[Claim, ...]:
 
 
 def _overlap(one: str, other: str) -> bool:
-    """Whether one study name's runs would be read as the other's (seed_comparison.study_rows)."""
-    return one == other or one.startswith(other + "-") or other.startswith(one + "-")
+    """Whether two different study names would read each other's runs (seed_comparison.study_rows: a
+    study <name>-<size> belongs to <name>). The same name is no overlap: the conditions then share a
+    study, and their variants' stand-ins tell their runs apart (seed 001's boot switch)."""
+    return one != other and (one.startswith(other + "-") or other.startswith(one + "-"))
 
 
 def _precondition(value: Any, where: _Where, variants: Mapping[str, Variant]) -> Precondition:
@@ -629,8 +633,8 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
         study = _string(data["study"], where / "study", NAME)
         if _overlap(precondition.study, study):
             raise (where / "precondition" / "study").error(
-                f"{precondition.study!r} and the seed's study {study!r} would share runs (a study <name>-<size> belongs to "
-                "<name>): the precondition's runs are a study of their own"
+                f"{precondition.study!r} and the seed's study {study!r} would read each other's runs (a study "
+                "<name>-<size> belongs to <name>): name the precondition's study apart, or the seed's own"
             )
     seed = Seed(
         id=seed_id,

@@ -52,10 +52,16 @@ def test_the_up_kernel_stands_for_the_seeds_up_baseline() -> None:
         return {"study": study, "boot_args": boot, "kernel_build": build, "nodes": 1, "cpus": 1, "copies": 1,
                 "testcase": "write1b", seed_comparison.OUR_METRIC: rate}  # fmt: skip
 
-    table = pd.DataFrame([write1b("fdlock-up", "up", "", 200.0), write1b("fdlock", "smp", "lockstudy.fdlock=rwlock", 150.0)])
+    table = pd.DataFrame([
+        write1b("fdlock-up", "up", "", 200.0),
+        write1b("fdlock", "smp", "lockstudy.fdlock=rwlock", 150.0),
+        write1b("fdlock", "smp", "lockstudy.fdlock=none", 199.0),
+    ])  # fmt: skip
     frame = seed_comparison.comparison_table(table, fdlock, 0.02)
-    judged = frame[(frame["claim"].str.startswith("001-up-vs-smp-2.5")) & (frame["workload"] == "write1b")].iloc[0]
-    assert (judged["ours"], judged["verdict"]) == ("a_better", "agrees")
+    judged = frame[(frame["claim"].str.startswith("001-up-vs-smp-2.5")) & (frame["workload"] == "write1b")].set_index("condition")
+    # under the precondition the seed's SMP kernel is ours with the fd lock restored; as shipped, ours without it
+    assert (judged.loc["precondition", "ours"], judged.loc["precondition", "verdict"]) == ("a_better", "agrees")
+    assert (judged.loc["as-shipped", "ours_b"], judged.loc["as-shipped", "ours"]) == (199.0, "same")
 
 
 def test_a_seed_compared_on_one_size_ignores_the_others() -> None:
@@ -90,7 +96,7 @@ def test_claims_are_judged_per_cpu_model_the_main_one_first() -> None:
         dd("fdlock-up-o3", "up", "", "o3", 180.0), dd("fdlock-o3", "smp", "lockstudy.fdlock=rwlock", "o3", 100.0),
     ])  # fmt: skip
     frame = seed_comparison.comparison_table(table, fdlock, 0.02)
-    claim = frame[frame["claim"].str.startswith("001-up-vs-smp-2.5") & (frame["workload"] == "dd1b")]
+    claim = frame[frame["claim"].str.startswith("001-up-vs-smp-2.5") & (frame["workload"] == "dd1b") & (frame["condition"] == "precondition")]
     assert list(claim["roi_cpu"]) == ["timing", "o3"]
     assert list(claim["ours"]) == ["same", "a_better"]  # not the mean of both models
     assert list(claim["ours_a"]) == [101.0, 180.0]

@@ -36,9 +36,22 @@ def test_runs_are_labelled_with_the_seeds_variant_names() -> None:
     assert seed_evidence.seed_variant("smp", "", padding) == "padded"
     assert seed_evidence.seed_variant("smp-packed", "", padding) == "packed"
     assert seed_evidence.seed_variant("up", "", fdlock) == "none"
-    assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock", fdlock) == "rwlock"
-    # lockstudy.fdlock=none on an SMP kernel is our own extra point, no seed variant
-    assert seed_evidence.seed_variant("smp", "lockstudy.fdlock=none", fdlock) == seed_evidence.NO_VARIANT
+    # the seed's SMP kernel: ours as shipped (no fd lock), or with the 2.5 lock restored by the switch
+    assert seed_evidence.seed_variant("smp", "lockstudy.fdlock=none", fdlock) == "rwlock"
+    assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock", fdlock) == seed_evidence.NO_VARIANT
+    assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock", fdlock.under("precondition")) == "rwlock"
+
+
+def test_the_evidence_table_says_under_which_condition_a_run_stands() -> None:
+    table = pd.DataFrame([
+        run("u", "fdlock-up", "up", "", 1, 100, 10.0, 1.0, testcase="dd1b"),
+        run("n", "fdlock", "smp", "lockstudy.fdlock=none", 1, 100, 9.0, 2.0, testcase="dd1b"),
+        run("r", "fdlock", "smp", "lockstudy.fdlock=rwlock", 1, 100, 8.0, 3.0, testcase="dd1b"),
+    ]).assign(instructions_per_op=100.0)  # fmt: skip
+    frame = seed_evidence.configuration_table(table, SEEDS["001"]).set_index("boot_args")
+    assert frame.loc["", "condition"] == "as-shipped, precondition"  # the UP kernel: no lock either way
+    assert (frame.loc["lockstudy.fdlock=none", "seed_variant"], frame.loc["lockstudy.fdlock=none", "condition"]) == ("rwlock", "as-shipped")
+    assert (frame.loc["lockstudy.fdlock=rwlock", "seed_variant"], frame.loc["lockstudy.fdlock=rwlock", "condition"]) == ("rwlock", "precondition")
 
 
 def test_configurations_average_their_repeats_and_count_runs() -> None:

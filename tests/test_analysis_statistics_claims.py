@@ -175,10 +175,13 @@ def test_a_precondition_claim_needs_a_declared_precondition(tmp_path: Path) -> N
     path.write_text(with_precondition('"precondition"').replace(PRECONDITION, ""))
     with pytest.raises(SeedsError, match=r"judged under the precondition, and the seed declares no \[seed.precondition\]"):
         load_seed_file(path)
-    for shared in ("lockref", "lockref-limit"):
+    for shared in ("lockref-limit", "lockref-8nodes"):
         path.write_text(with_precondition('"precondition"').replace('study = "limit-lockref"', f'study = "{shared}"'))
-        with pytest.raises(SeedsError, match="would share runs"):
+        with pytest.raises(SeedsError, match="would read each other's runs"):
             load_seed_file(path)
+    # the seed's own study: a switch restores the precondition, and the stand-ins tell the runs apart
+    path.write_text(with_precondition('"precondition"').replace('study = "limit-lockref"', 'study = "lockref"'))
+    assert next(s for s in load_seed_file(path).seeds if s.id == "004").precondition.study == "lockref"
     path.write_text(with_precondition('"precondition"').replace("{ cmpxchg = {", "{ nosuch = {"))
     with pytest.raises(SeedsError, match="'nosuch' is not in"):
         load_seed_file(path)
