@@ -57,7 +57,12 @@ BENCH_LOCK = "bench:lock"  # the kernel lock bench's lock in the registry
 LOCK_LINE_METRIC = "home_requests_per_handoff"  # analysis/locks.py: requests for the lock's line at its home bank
 TOP_LOCKS = 10  # lock lines in the per-lock figure
 CHECKPOINTS = "checkpoints"  # a campaign's boot checkpoints (lockstudy/campaign/gem5_backend.py)
-MACHINE_TITLES = {"classic-smp": "bus (snooping, classic caches)", "ruby-numa": "NUMA (directory, Ruby)"}
+MACHINE_TITLES = {
+    "classic-smp": "bus (snooping, classic caches)",
+    "ruby-numa": "NUMA (line-interleaved homes, Ruby MESI_Two_Level)",
+    "chi-numa": "NUMA (node-local homes, Ruby CHI)",
+}
+NUMA_KINDS = ("ruby-numa", "chi-numa")  # gem5-configs/machine.py: the NUMA machines' kinds
 
 
 def kbench_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -154,7 +159,7 @@ def rates_table(configurations: pd.DataFrame) -> Table:
 
 def numa_section(table: pd.DataFrame, out: Path) -> Section:
     section = Section("Node-local and crossing traffic on the NUMA machine")
-    numa = kbench_rows(table[table["kind"] == "ruby-numa"])
+    numa = kbench_rows(table[table["kind"].isin(NUMA_KINDS)])
     if numa.empty:
         section.paragraphs.append("These results hold no kbench run on a NUMA machine.")
         return section

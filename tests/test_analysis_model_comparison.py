@@ -96,3 +96,18 @@ def test_a_broken_rules_file_names_its_field(tmp_path: Path) -> None:
     path.write_text('[models]\nnode_local = "a"\ninterleaved = "b"\ntestcase = "kbench"\n[[metric]]\ncolumn = ""\n')
     with pytest.raises(ModelComparisonError, match=r"metric\[0\]\.column"):
         load_rules(path)
+
+
+def test_the_numa_section_reads_both_models_and_keeps_them_apart(tmp_path: Path) -> None:
+    """Node-local homes are a CHI machine (kind chi-numa): its hand-offs are NUMA hand-offs too."""
+    from analysis.report import numa_section
+
+    rows = [dict(row, kind="chi-numa" if row["machine"] == RULES.node_local else "ruby-numa", handoffs=100.0,
+                 handoffs_local=100.0 * row[LOCAL_SHARE], handoffs_remote=100.0 * (1 - row[LOCAL_SHARE]),
+                 inter_node_messages=1.0, network_messages=2.0) for row in sweep()]  # fmt: skip
+    section = numa_section(pd.DataFrame(rows), tmp_path)
+    summary = section.tables[0].frame
+    assert set(summary["machine"]) == set(RULES.machines)
+    local = summary.set_index(["machine", "variant", "nodes"])["local"]
+    assert local[(RULES.node_local, "cna", 2)] == pytest.approx(0.9)
+    assert local[(RULES.interleaved, "cna", 2)] == pytest.approx(0.5)
