@@ -19,6 +19,7 @@ from lockstudy.costmodel.powerlaw import fit_power_law
 from lockstudy.costmodel.settings import MeasuredTable, SlurmMargin, load_settings
 from lockstudy.costmodel.simulated import SimulatedTime
 from lockstudy.costmodel.table import COLUMNS, CostTableError, read_cost_table, write_cost_table
+from lockstudy.validation.problems import InputError
 
 SPEC = "kbench:variant=tas,duration_ms=20"
 
@@ -156,6 +157,40 @@ def test_a_runs_roi_time_is_measured_or_its_window_times_the_measured_overhead(t
     assert isinstance(bare, Estimate) and bare.value == pytest.approx(20.0) and "the bare window" in bare.rule
     unknown = known.roi_ms("piii-smp", 4, "pft:threads=4,mb=4", "timing")
     assert isinstance(unknown, NoPrediction) and "pft:threads=4,mb=4" in unknown.reason
+
+
+def test_a_counted_window_is_scaled_from_the_nearest_measured_run_by_its_work(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text(
+        "run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n"
+        "p2,altix-numa-interleaved,2,\"pft:threads=2,mb=4,iterations=1\",timing,0.011\n"
+        "p8,altix-numa-interleaved,8,\"pft:threads=8,mb=4,iterations=1\",timing,0.012\n"
+        "s4,altix-numa,4,\"samefile:threads=4,iterations=100,warmup=10\",timing,0.03\n"
+    )
+    table = MeasuredTable(metrics, None, {})
+    known = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[table]))
+    # pft's faults are its area x iterations: 16 MiB twice is 8x the 4 MiB once measured at the nearest size
+    pft = known.roi_ms("altix-numa-interleaved", 8, "pft:threads=8,mb=16,iterations=2", "timing")
+    assert isinstance(pft, Estimate) and pft.value == pytest.approx(96.0) and pft.fallback
+    assert "pft ROI measured at 8 cpus, scaled by its work (mb x iterations)" in pft.rule
+    # altix-numa has no pft of its own: its stand-in's, said so
+    borrowed = known.roi_ms("altix-numa", 2, "pft:threads=2,mb=16,iterations=2", "timing")
+    assert isinstance(borrowed, Estimate) and borrowed.value == pytest.approx(88.0)
+    assert "on altix-numa-interleaved (stand-in: none measured on altix-numa)" in borrowed.rule
+    samefile = known.roi_ms("altix-numa", 4, "samefile:threads=4,iterations=50,warmup=10", "timing")
+    assert isinstance(samefile, Estimate) and samefile.value == pytest.approx(15.0)
+    # a testcase with no work rule, and a measured run without the work's keys: unknown, and why
+    unknown = known.roi_ms("altix-numa", 4, "cal_rmw", "timing")
+    assert isinstance(unknown, NoPrediction) and "neither a time window nor a measured run to scale" in unknown.reason
+
+
+def test_a_work_rule_that_is_not_a_list_of_keys_is_refused(tmp_path: Path) -> None:
+    from lockstudy.costmodel.settings import SETTINGS_FILE
+
+    broken = tmp_path / "costmodel.toml"
+    broken.write_text(SETTINGS_FILE.read_text().replace('pft = ["mb", "iterations"]', 'pft = "mb"'))
+    with pytest.raises(InputError, match=r"simulated_time.work.pft: 'mb': is not a list of run-spec keys"):
+        load_settings(broken)
 
 
 def test_a_group_measured_at_one_size_predicts_that_size_only(settings) -> None:  # type: ignore[no-untyped-def]

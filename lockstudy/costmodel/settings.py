@@ -60,6 +60,10 @@ class CostSettings:
     goal_min_runs: int
     windows: dict[str, Window]
     measured_tables: list[MeasuredTable] = field(default_factory=list)
+    # testcase -> the run-spec keys its ROI's guest work is proportional to (their product)
+    work: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # machine -> the machine whose measured ROIs the work rule borrows when it has none of its own
+    stand_ins: dict[str, str] = field(default_factory=dict)
     source_file: Path = SETTINGS_FILE
 
 
@@ -84,6 +88,16 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
                      float(_need(data, path, f"simulated_time.windows.{name}.ms_per_unit", number)))
         for name in _need(data, path, "simulated_time.windows", dict)
     }  # fmt: skip
+    work: dict[str, tuple[str, ...]] = {}
+    for name, keys in data.get("simulated_time", {}).get("work", {}).items():
+        if not isinstance(keys, list) or not keys or not all(isinstance(key, str) and key for key in keys):
+            raise InputError(Problem(str(path), f"simulated_time.work.{name}", repr(keys), "is not a list of run-spec keys").line())
+        work[name] = tuple(keys)
+    stand_ins: dict[str, str] = {}
+    for name, other in data.get("simulated_time", {}).get("stand_ins", {}).items():
+        if not isinstance(other, str) or not other or other == name:
+            raise InputError(Problem(str(path), f"simulated_time.stand_ins.{name}", repr(other), "is not another machine's name").line())
+        stand_ins[name] = other
     tables = []
     for index, table in enumerate(data.get("simulated_time", {}).get("measured_tables", [])):
         where = f"simulated_time.measured_tables[{index}]"
@@ -108,5 +122,7 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
         goal_min_runs=_need(data, path, "check.goal_min_runs", int),
         windows=windows,
         measured_tables=tables,
+        work=work,
+        stand_ins=stand_ins,
         source_file=path,
     )

@@ -12,8 +12,11 @@ simulated time. In order:
    tear-down: the window times the ROI/window ratio measured for that
    testcase on that machine at the nearest size, or the bare window when
    none was measured;
-3. otherwise (iteration counts at a size never run) it is not known, and
-   the caller says so.
+3. work: testcases whose window is a count of work (costmodel.toml
+   [simulated_time.work]: pft's area x iterations, ...): a measured ROI of
+   the same testcase on that machine and CPU model at the nearest size,
+   times the ratio of the work's products;
+4. otherwise it is not known, and the caller says so.
 """
 
 from __future__ import annotations
@@ -79,6 +82,23 @@ def read_measured_table(table: MeasuredTable) -> list[tuple[Key, float]]:
     return list(per_run.values())
 
 
+def work_ratio(keys: tuple[str, ...], new: dict[str, str], measured: dict[str, str]) -> float | None:
+    """The product of `keys` in `new` over that in `measured` (a key `new` lacks is the measured
+    run's); None when a value is not a positive number or the measured run lacks a key."""
+    ratio = 1.0
+    for key in keys:
+        if key not in measured:
+            return None
+        try:
+            old, value = float(measured[key]), float(new.get(key, measured[key]))
+        except ValueError:
+            return None
+        if old <= 0 or value <= 0:
+            return None
+        ratio *= value / old
+    return ratio
+
+
 @dataclass
 class SimulatedTime:
     """Measured ROI times by (machine, cpus, run spec, CPU model), and the window rules."""
@@ -108,17 +128,48 @@ class SimulatedTime:
         if key in self.measured:
             values = self.measured[key]
             return Estimate(statistics.median(values), f"ROI measured: median of {len(values)} run(s) ({self.sources[key]})")
-        items = window_items(run_spec)
-        windows = [self.window_ms(testcase, params) for testcase, params in items]
-        if not all(w is not None for w in windows):
-            return NoPrediction(f"ROI time unknown: no measured run of {run_spec} on {machine} at {cpus} cpus ({cpu_model}), and not every testcase of it has a time window")
         total = 0.0
         rules = []
-        for (testcase, _), window in zip(items, windows):
-            ratio, where = self.overhead_ratio(machine, cpus, testcase)
-            total += window * ratio  # type: ignore[operator]
-            rules.append(f"{testcase} window {window:g} ms x {ratio:.3f} ({where})")
+        for testcase, params in window_items(run_spec):
+            window = self.window_ms(testcase, params)
+            if window is not None:
+                ratio, where = self.overhead_ratio(machine, cpus, testcase)
+                total += window * ratio
+                rules.append(f"{testcase} window {window:g} ms x {ratio:.3f} ({where})")
+                continue
+            scaled = self.scaled_by_work(machine, cpus, testcase, params, cpu_model)
+            if scaled is None:
+                return NoPrediction(
+                    f"ROI time unknown: no measured run of {run_spec} on {machine} at {cpus} cpus ({cpu_model}), and {testcase} "
+                    "has neither a time window nor a measured run to scale by its work"
+                )
+            total += scaled[0]
+            rules.append(scaled[1])
         return Estimate(total, "ROI: " + "; ".join(rules), fallback=True)
+
+    def scaled_by_work(self, machine: str, cpus: int, testcase: str, params: dict[str, str], cpu_model: str) -> tuple[float, str] | None:
+        """(ROI ms, the rule) from measured runs of `testcase` on `machine` and `cpu_model` at the nearest
+        size, each times the ratio of its work to this spec's (costmodel.toml [simulated_time.work])."""
+        keys = self.settings.work.get(testcase)
+        if not keys:
+            return None
+        for source in (machine, self.settings.stand_ins.get(machine)):
+            by_size: dict[int, list[float]] = {}
+            for (key_machine, key_cpus, spec, model), values in self.measured.items():
+                items = window_items(spec)
+                if key_machine != source or model != cpu_model or len(items) != 1 or items[0][0] != testcase:
+                    continue
+                factor = work_ratio(keys, params, items[0][1])
+                if factor is not None:
+                    by_size.setdefault(key_cpus, []).extend(value * factor for value in values)
+            if by_size:
+                nearest = min(by_size, key=lambda size: (abs(math.log(size / cpus)), size))
+                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
+                return (
+                    statistics.median(by_size[nearest]),
+                    f"{testcase} ROI measured at {nearest} cpus{on}, scaled by its work ({' x '.join(keys)})",
+                )
+        return None
 
     def window_ms(self, testcase: str, params: dict[str, str]) -> float | None:
         window = self.settings.windows.get(testcase)
