@@ -13,7 +13,7 @@ import pytest
 from costmodel_rows import BOOT, MEMORY, OUTSIDE, RATE, ROI_MS, law, power_law_rows, row
 from lockstudy.campaign.spec import Resources
 from lockstudy.costmodel.check import leave_one_out, median_abs_percent_error
-from lockstudy.costmodel.model import CostModel, Estimate, NoPrediction
+from lockstudy.costmodel.model import ANY_TESTCASE, CostModel, Estimate, NoPrediction
 from lockstudy.costmodel.plan import slurm_request
 from lockstudy.costmodel.powerlaw import fit_power_law
 from lockstudy.costmodel.settings import MeasuredTable, SlurmMargin, load_settings
@@ -35,7 +35,7 @@ def test_a_synthetic_table_reproduces_its_power_laws(tmp_path: Path, settings) -
     model = CostModel.fit(read_cost_table(table), settings)  # through the CSV, as the commands read it
     for laws, group, (coefficient, exponent) in (
         (model.roi_rate, ("piii-smp", "timing", "untraced"), RATE),
-        (model.outside_roi, ("piii-smp",), OUTSIDE),
+        (model.outside_roi, ("piii-smp", ANY_TESTCASE), OUTSIDE),
         (model.boot, ("piii-smp",), BOOT),
         (model.memory, ("piii-smp", "restore"), MEMORY),
     ):
@@ -200,3 +200,20 @@ def test_a_group_measured_at_one_size_predicts_that_size_only(settings) -> None:
     assert isinstance(same, Estimate) and same.value == pytest.approx(320.0) and same.fallback
     assert "the median of its 3 point(s) at 4 cpus" in same.rule
     assert isinstance(model.boot_seconds("piii-smp", 8), NoPrediction)  # no slope to carry it to another size
+
+
+def test_a_runs_time_outside_its_roi_is_its_testcases_where_measured(settings) -> None:  # type: ignore[no-untyped-def]
+    """A calibration chase warms 8 MiB before its ROI, kbench a few microseconds: each testcase's own
+    set-up and warm-up where measured, every testcase's on the machine otherwise."""
+    def restored(cpus: int, outside: float, spec: str, index: int):  # type: ignore[no-untyped-def]
+        return row("restore", cpus, outside + 10.0, run_id=f"{spec}-{cpus}-{index}", run_spec=spec, roi_host_seconds=10.0, roi_simulated_ms=1.0)
+
+    rows = [restored(cpus, seconds * cpus, spec, i) for i, (spec, seconds) in enumerate((("kbench:duration_ms=1", 50.0), ("cal_latency:kib=8192", 200.0)))
+            for cpus in (2, 4, 8)]  # fmt: skip
+    model = CostModel.fit(rows, settings)
+    kbench = model.restored_run_seconds("piii-smp", 4, "timing", False, 1.0, "kbench:variant=tas,duration_ms=1")
+    chase = model.restored_run_seconds("piii-smp", 4, "timing", False, 1.0, "cal_latency:kib=8192")
+    other = model.restored_run_seconds("piii-smp", 4, "timing", False, 1.0, "pft:threads=4")
+    assert isinstance(kbench, Estimate) and kbench.value == pytest.approx(200.0 + 10.0, rel=1e-3)
+    assert isinstance(chase, Estimate) and chase.value == pytest.approx(800.0 + 10.0, rel=1e-3)
+    assert isinstance(other, Estimate) and kbench.value < other.value < chase.value and ANY_TESTCASE in other.rule

@@ -142,6 +142,30 @@ def _none(_group: Group) -> list[Group]:
     return []
 
 
+ANY_TESTCASE = "any testcase"  # the outside-ROI group of all a machine's restored runs
+
+
+def testcases_of(run_spec: str) -> str:
+    """The testcases a run spec runs, '+'-joined ("kbench", "cal_latency"): what sets the guest's work
+    outside the ROI (its set-up and warm-up)."""
+    return "+".join(item.partition(":")[0] for item in run_spec.split("+")) if run_spec else ""
+
+
+def _outside_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool]) -> dict[Group, list[tuple[float, float]]]:
+    """Host s outside the ROI, grouped by machine and testcase, and by machine over every testcase."""
+    def value(row: CostRow) -> float | None:
+        return row.outside_roi_host_seconds
+
+    by_testcase = _points(rows, settings, keep, lambda r: (r.machine, testcases_of(r.run_spec)), value)
+    by_machine = _points(rows, settings, keep, lambda r: (r.machine, ANY_TESTCASE), value)
+    return {**by_testcase, **by_machine}
+
+
+def _outside_neighbours(group: Group) -> list[Group]:
+    machine, _testcase = group
+    return [(machine, ANY_TESTCASE)]
+
+
 @dataclass(frozen=True)
 class CostModel:
     roi_rate: GroupedLaw  # host s per simulated ms of ROI
@@ -164,21 +188,22 @@ class CostModel:
                 _points(rows, settings, restored, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced)), lambda r: r.roi_host_seconds_per_simulated_ms),
                 _rate_neighbours, least,
             ),
-            outside_roi=GroupedLaw(
-                "host s outside the ROI", _points(rows, settings, restored, lambda r: (r.machine,), lambda r: r.outside_roi_host_seconds), _none, least
-            ),
+            outside_roi=GroupedLaw("host s outside the ROI", _outside_points(rows, settings, restored), _outside_neighbours, least),
             boot=GroupedLaw("boot host s", _points(rows, settings, booted, lambda r: (r.machine,), lambda r: r.host_seconds), _none, least),
             memory=GroupedLaw(
                 "peak MiB", _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), lambda r: r.peak_rss_mib), _phase_neighbours, least
             ),
         )  # fmt: skip
 
-    def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float) -> Prediction:
-        """Host seconds of a restored run: outside its ROI + host s per simulated ms x its ROI's ms."""
+    def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float, run_spec: str = "") -> Prediction:
+        """Host seconds of a restored run: outside its ROI (its testcase's set-up and warm-up where
+        measured, else any testcase's on the machine) + host s per simulated ms x its ROI's ms."""
         rate = self.roi_rate.estimate((machine, cpu_model, _trace_state(traced)), cpus)
         if isinstance(rate, NoPrediction):
             return rate
-        outside = self.outside_roi.estimate((machine,), cpus)
+        outside = self.outside_roi.estimate((machine, testcases_of(run_spec)), cpus)
+        if isinstance(outside, NoPrediction):
+            outside = self.outside_roi.estimate((machine, ANY_TESTCASE), cpus)
         if isinstance(outside, NoPrediction):
             return outside
         return Estimate(
