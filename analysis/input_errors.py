@@ -17,6 +17,7 @@ from analysis.metrics import MetricsError
 from analysis.model_comparison.rules import ModelComparisonError
 from analysis.protocol_trace import TraceFormatError
 from analysis.runs import MissingStatError, RunLayoutError
+from analysis.seed_curve.rules import SeedCurveError
 from analysis.stat_rules import RulesError
 from analysis.statistics.rules import StatisticsError
 from analysis.stats_reader import StatsFileError
@@ -32,6 +33,7 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
     TraceFormatError,
     MissingStatError,
     RunLayoutError,
+    SeedCurveError,
     RulesError,
     StatsFileError,
     StatisticsError,

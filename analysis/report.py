@@ -42,6 +42,7 @@ from analysis.model_comparison.section import model_comparison_section
 from analysis.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.run_provenance import RunProvenance
 from analysis.runs import Results, load_results
+from analysis.seed_curve.section import curve_section
 from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
 from analysis.statistics.claims import claims_table
 from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, rate_of
@@ -431,6 +432,9 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     sections.append(hotlines_section(hot, hierarchies))
     seeds_part, claims = seeds_section(table, lock_summary, out, discussions)
     sections.append(seeds_part)
+    curves, curve_rows = curve_section(table, out)
+    if curves is not None:
+        sections.append(curves)
     calibration, calibration_tables = calibration_section(results, table)
     if calibration is not None:
         sections.insert(0, calibration)
@@ -450,6 +454,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         "claims": claims,
         "configurations": configurations,
         "model_comparison": model_rows,
+        "seed_curves": curve_rows,
         **calibration_tables,
     }
     return Report(title, intro, sections, provenance(results, results_dir)), tables
