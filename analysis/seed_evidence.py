@@ -22,7 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.seed_comparison import CPU_MODEL, OUR_METRIC, study_rows
-from analysis.seeds import AS_SHIPPED, PRECONDITION, Seed
+from analysis.seeds import Seed
 from analysis.statistics.pooling import window_of
 
 NO_VARIANT = "-"  # a run of ours that stands for none of the seed's variants (an extra point)
@@ -46,18 +46,13 @@ def seed_variant(kernel_build: str, boot_args: str, seed: Seed) -> str:
     return NO_VARIANT
 
 
-def _conditions_of(seed: Seed) -> list[str]:
-    """The conditions a run of the seed may stand under: as shipped, and the precondition if declared."""
-    return [AS_SHIPPED] + ([PRECONDITION] if seed.precondition is not None else [])
-
-
 def _labelled(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     """The runs of the seed's studies (each condition's), each with the variant it stands for and the
     condition(s) under which it does ("as-shipped, precondition" for a run both share, such as a UP
     kernel's); a run standing for none keeps NO_VARIANT and no condition."""
     labels: dict[object, tuple[str, list[str]]] = {}
     frames = []
-    for condition in _conditions_of(seed):
+    for condition in seed.declared_conditions():
         view = seed.under(condition)
         rows = study_rows(table, view)
         frames.append(rows)

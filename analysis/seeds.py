@@ -244,6 +244,10 @@ class Seed:
         found = {claim.condition for claim in self.claims}
         return [condition for condition in CONDITIONS if condition in found]
 
+    def declared_conditions(self) -> list[str]:
+        """The conditions a run of the seed may stand under: as shipped, and the precondition if declared."""
+        return [AS_SHIPPED] + ([PRECONDITION] if self.precondition is not None else [])
+
     def table(self, name: str) -> SeedTable:
         for table in self.tables:
             if table.name == name:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.seed_comparison import study_rows
 from analysis.seed_curve.rules import CurveRule
-from analysis.seeds import AS_SHIPPED, PRECONDITION, published_frame
+from analysis.seeds import published_frame
 from analysis.statistics.configurations import rate_of
 from analysis.statistics.intervals import mean_interval
 from analysis.statistics.pooling import check_poolable, split_traced
@@ -63,8 +63,7 @@ def _normalised(points: pd.DataFrame, series: str, condition: str) -> pd.DataFra
 def curve_frame(table: pd.DataFrame, rule: CurveRule) -> pd.DataFrame:
     """Every series of the curve that has points, in COLUMNS."""
     frames = [_normalised(published_points(rule), rule.label, PUBLISHED)]
-    conditions = [AS_SHIPPED] + ([PRECONDITION] if rule.seed.precondition is not None else [])
-    for condition in conditions:
+    for condition in rule.seed.declared_conditions():
         points = measured_points(table, rule, condition)
         if not points.empty:
             frames.append(_normalised(points, f"ours, {condition} ({rule.seed.under(condition).study})", condition))
