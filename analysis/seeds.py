@@ -254,10 +254,10 @@ class Seed:
                 return table
         raise KeyError(f"seed {self.id} has no table {name!r} (it has {[t.name for t in self.tables]})")
 
-    def headline(self, condition: str = AS_SHIPPED) -> Claim:
-        """The headline claim (under `condition` when it is judged under several)."""
+    def headline(self) -> Claim:
+        """The headline claim: its as-shipped judgement where it is judged under several conditions."""
         headlines = [claim for claim in self.claims if claim.headline]
-        return next((claim for claim in headlines if claim.condition == condition), headlines[0])
+        return next((claim for claim in headlines if claim.condition == AS_SHIPPED), headlines[0])
 
     def our_configuration(self, config: Config) -> Config:
         """The part of a published configuration our runs have too (the match keys)."""
