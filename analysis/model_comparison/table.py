@@ -16,9 +16,9 @@ import math
 import pandas as pd
 
 from analysis.model_comparison.rules import ComparisonRules, ModelComparisonError, load_rules
-from analysis.statistics.configurations import configuration_key
+from analysis.statistics.configurations import configuration_spread, run_ids
 from analysis.statistics.intervals import mean_interval
-from analysis.statistics.pooling import RUN_ID, check_poolable, split_traced
+from analysis.statistics.pooling import check_poolable, split_traced
 from analysis.statistics.rules import StatisticsRules
 from analysis.statistics.rules import load_rules as load_statistics_rules
 
@@ -35,13 +35,9 @@ def sweep_rows(table: pd.DataFrame, rules: ComparisonRules) -> pd.DataFrame:
 
 
 def _one_configuration(group: pd.DataFrame, statistics: StatisticsRules, named: str) -> None:
-    keys = {configuration_key(row, statistics) for _, row in group.iterrows()}
-    if len(keys) > 1:
-        runs = ", ".join(sorted(group[RUN_ID].astype(str))) if RUN_ID in group else f"{len(group)} rows"
-        raise ModelComparisonError(
-            f"model comparison ({named}): {len(keys)} configurations (kernel build, boot arguments, run spec or "
-            f"perturbation differ) where one is compared: {runs}; give `report` one campaign's sweep"
-        )
+    spread = configuration_spread(group, statistics)
+    if spread:
+        raise ModelComparisonError(f"model comparison ({named}) compares one configuration, and this size {spread}; give `report` one campaign's sweep")
 
 
 def comparison_table(table: pd.DataFrame, rules: ComparisonRules | None = None, statistics: StatisticsRules | None = None) -> pd.DataFrame:
@@ -66,6 +62,6 @@ def comparison_table(table: pd.DataFrame, rules: ComparisonRules | None = None, 
                 "machine": machine, "nodes": int(nodes), "cpus": int(measured["cpus"].iloc[0]), "variant": variant,
                 "metric": metric.column, "n": len(values), "mean": interval.estimate, "ci_low": interval.low,
                 "ci_high": interval.high, "ci_method": interval.method,
-                "runs": " ".join(sorted(measured[RUN_ID].astype(str))) if RUN_ID in measured else "",
+                "runs": run_ids(measured),
             })  # fmt: skip
     return pd.DataFrame(out, columns=COLUMNS)

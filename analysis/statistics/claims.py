@@ -28,9 +28,9 @@ import pandas as pd
 
 from analysis import seed_comparison
 from analysis.seeds import Claim, Seed, SeedFile, Workload
-from analysis.statistics.configurations import configuration_key, rate_of
+from analysis.statistics.configurations import configuration_spread, rate_of, run_ids
 from analysis.statistics.intervals import ratio_interval
-from analysis.statistics.pooling import RUN_ID, check_poolable, split_traced, window_of
+from analysis.statistics.pooling import check_poolable, split_traced, window_of
 from analysis.statistics.rules import StatisticsError, StatisticsRules, load_rules
 from analysis.statistics.verdicts import verdict
 
@@ -58,23 +58,16 @@ def _base(seed: Seed, claim: Claim, workload: Workload, cpu_model: str, copies: 
     return row
 
 
-def _runs(rows: pd.DataFrame) -> str:
-    return " ".join(sorted(rows[RUN_ID].astype(str))) if RUN_ID in rows else ""
-
-
 def _one_configuration(rows: pd.DataFrame, side: str, rules: StatisticsRules) -> str:
     """"" when `rows` are repeats of one configuration; else why not, naming the runs of each."""
-    keys = [configuration_key(row, rules) for _, row in rows.iterrows()]
-    if len(set(keys)) <= 1:
-        return ""
-    differing = [name for i, name in enumerate(rules.keys) if len({key[i] for key in keys}) > 1]
-    return f"refused: {side} spans {len(set(keys))} configurations (they differ in {', '.join(differing)}): {_runs(rows)}"
+    spread = configuration_spread(rows, rules)
+    return f"refused: {side} {spread}" if spread else ""
 
 
 def judge_pair(row: dict[str, Any], claim: Claim, a_rows: pd.DataFrame, b_rows: pd.DataFrame, column: str,
                band: float, rules: StatisticsRules) -> dict[str, Any]:  # fmt: skip
     """`row` with the means, ratio, interval and verdict of one pair of configurations."""
-    row = dict(row, runs_a=_runs(a_rows), runs_b=_runs(b_rows), n_a=len(a_rows), n_b=len(b_rows))
+    row = dict(row, runs_a=run_ids(a_rows), runs_b=run_ids(b_rows), n_a=len(a_rows), n_b=len(b_rows))
     for side, rows in (("a", a_rows), ("b", b_rows)):
         refused = _one_configuration(rows, side, rules)
         if refused:

@@ -62,6 +62,22 @@ def rate_interval(rows: pd.DataFrame, column: str, rules: StatisticsRules | None
     return mean_interval(rows[column].astype(float).tolist(), rules, what=f"{what}: {column}")
 
 
+def run_ids(rows: pd.DataFrame) -> str:
+    """The runs of `rows`, sorted, space-separated ("" without a run id column)."""
+    return " ".join(sorted(rows[RUN_ID].astype(str))) if RUN_ID in rows else ""
+
+
+def configuration_spread(rows: pd.DataFrame, rules: StatisticsRules | None = None) -> str:
+    """"" when `rows` are repeats of one configuration; else how many they span, the keys they differ
+    in and their runs: the reason a claim's side or a comparison's point is refused."""
+    rules = rules or load_rules()
+    keys = [configuration_key(row, rules) for _, row in rows.iterrows()]
+    if len(set(keys)) <= 1:
+        return ""
+    differing = [name for i, name in enumerate(rules.keys) if len({key[i] for key in keys}) > 1]
+    return f"spans {len(set(keys))} configurations (they differ in {', '.join(differing)}): {run_ids(rows)}"
+
+
 def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = None) -> pd.DataFrame:
     """One row per configuration: its keys, window, n (runs with the rate), runs, rate column and
     source, mean and interval (Student t; `ci_method` says which, or that n = 1 has none)."""
@@ -80,7 +96,7 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
         testcase = key_text(first.get("testcase"))
         column, source = rate_of(testcase, rules=rules)
         record: dict[str, Any] = dict(zip(rules.keys, key))
-        record.update(window=window_of(first, rules), n=len(rows), runs=" ".join(sorted(rows[RUN_ID].astype(str))) if RUN_ID in rows else "")
+        record.update(window=window_of(first, rules), n=len(rows), runs=run_ids(rows))
         record.update(rate=column, rate_source=source, mean=math.nan, ci_low=math.nan, ci_high=math.nan, ci_method="", note="")
         if is_traced(first.get(rules.trace_column), rules):
             record["note"] = TRACED_NOTE
