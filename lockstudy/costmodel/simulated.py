@@ -26,6 +26,7 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
 from lockstudy.costmodel.settings import CostSettings, MeasuredTable
@@ -80,6 +81,11 @@ def read_measured_table(table: MeasuredTable) -> list[tuple[Key, float]]:
             previous = per_run.get(raw["run_id"], (key, 0.0))[1]
             per_run[raw["run_id"]] = (key, previous + seconds * MS_PER_SECOND)
     return list(per_run.values())
+
+
+def _nearest_size(by_size: dict[int, list[float]], cpus: int) -> int:
+    """The measured size nearest `cpus` on a log scale (the smaller of two as near)."""
+    return min(by_size, key=lambda size: (abs(math.log(size / cpus)), size))
 
 
 def work_ratio(keys: tuple[str, ...], new: dict[str, str], measured: dict[str, str]) -> float | None:
@@ -155,21 +161,26 @@ class SimulatedTime:
             return None
         for source in (machine, self.settings.stand_ins.get(machine)):
             by_size: dict[int, list[float]] = {}
-            for (key_machine, key_cpus, spec, model), values in self.measured.items():
-                items = window_items(spec)
-                if key_machine != source or model != cpu_model or len(items) != 1 or items[0][0] != testcase:
-                    continue
-                factor = work_ratio(keys, params, items[0][1])
+            for key_cpus, measured_params, values in self._single_runs(source, testcase, cpu_model):
+                factor = work_ratio(keys, params, measured_params)
                 if factor is not None:
                     by_size.setdefault(key_cpus, []).extend(value * factor for value in values)
             if by_size:
-                nearest = min(by_size, key=lambda size: (abs(math.log(size / cpus)), size))
+                nearest = _nearest_size(by_size, cpus)
                 on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
                 return (
                     statistics.median(by_size[nearest]),
                     f"{testcase} ROI measured at {nearest} cpus{on}, scaled by its work ({' x '.join(keys)})",
                 )
         return None
+
+    def _single_runs(self, machine: str | None, testcase: str, cpu_model: str | None = None) -> Iterator[tuple[int, dict[str, str], list[float]]]:
+        """(cpus, run-spec parameters, ROI ms) of the measured runs of `machine` whose spec is `testcase`
+        alone, of `cpu_model` when one is given."""
+        for (key_machine, key_cpus, spec, model), values in self.measured.items():
+            items = window_items(spec)
+            if key_machine == machine and len(items) == 1 and items[0][0] == testcase and cpu_model in (None, model):
+                yield key_cpus, items[0][1], values
 
     def window_ms(self, testcase: str, params: dict[str, str]) -> float | None:
         window = self.settings.windows.get(testcase)
@@ -183,14 +194,11 @@ class SimulatedTime:
     def overhead_ratio(self, machine: str, cpus: int, testcase: str) -> tuple[float, str]:
         """ROI over window, measured for this testcase on this machine at the nearest size (1.0 when never measured)."""
         by_size: dict[int, list[float]] = {}
-        for (key_machine, key_cpus, spec, _model), values in self.measured.items():
-            items = window_items(spec)
-            if key_machine != machine or len(items) != 1 or items[0][0] != testcase:
-                continue
-            window = self.window_ms(*items[0])
+        for key_cpus, params, values in self._single_runs(machine, testcase):
+            window = self.window_ms(testcase, params)
             if window:
                 by_size.setdefault(key_cpus, []).extend(value / window for value in values)
         if not by_size:
             return 1.0, f"no {testcase} ROI measured on {machine}: the bare window"
-        nearest = min(by_size, key=lambda size: (abs(math.log(size / cpus)), size))
+        nearest = _nearest_size(by_size, cpus)
         return statistics.median(by_size[nearest]), f"ROI/window measured at {nearest} cpus"
