@@ -33,7 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from analysis.seeds import OPS_RATE, Claim, Seed, Workload, claim_direction
+from analysis.seeds import OPS_RATE, Claim, Seed, Workload, belongs_to_study, claim_direction
 
 OUR_METRIC = OPS_RATE
 OUR_BETTER = "higher"
@@ -49,8 +49,8 @@ MAIN_CPU_MODEL = "timing"
 def study_rows(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     if table.empty or "study" not in table:
         return table.iloc[0:0]
-    study = table["study"].fillna("")
-    return table[(study == seed.study) | study.str.startswith(seed.study + "-")]
+    belongs = [belongs_to_study(str(study), seed.study) for study in table["study"].fillna("")]
+    return table[pd.Series(belongs, index=table.index, dtype=bool)]
 
 
 def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd.DataFrame, str]:

@@ -571,11 +571,17 @@ def _claim(value: Any, where: _Where) -> tuple[Claim, ...]:
     return tuple(dataclasses.replace(claim, condition=condition) for condition in conditions)
 
 
+def belongs_to_study(study: str, name: str) -> bool:
+    """Whether a campaign study's runs are runs of the seed study `name`: the study itself, or a
+    study <name>-<size> (numa-spinlock-4nodes belongs to numa-spinlock)."""
+    return study == name or study.startswith(name + "-")
+
+
 def _overlap(one: str, other: str) -> bool:
-    """Whether two different study names would read each other's runs (seed_comparison.study_rows: a
-    study <name>-<size> belongs to <name>). The same name is no overlap: the conditions then share a
-    study, and their variants' stand-ins tell their runs apart (seed 001's boot switch)."""
-    return one != other and (one.startswith(other + "-") or other.startswith(one + "-"))
+    """Whether two different study names would read each other's runs. The same name is no overlap:
+    the conditions then share a study, and their variants' stand-ins tell their runs apart (seed
+    001's boot switch)."""
+    return one != other and (belongs_to_study(one, other) or belongs_to_study(other, one))
 
 
 def _precondition(value: Any, where: _Where, variants: Mapping[str, Variant]) -> Precondition:
