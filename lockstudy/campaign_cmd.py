@@ -58,6 +58,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="run only this study's runs (repeatable): a chunk of a long campaign")
     parser.add_argument("--skip-study", action="append", default=[], metavar="STUDY",
                         help="leave this study's runs for a later launch (repeatable), e.g. runs longer than what is left of a session")
+    parser.add_argument("--only-boot", action="append", default=[], metavar="ARG",
+                        help="run only the runs whose boot line has this argument (repeatable: any of them), "
+                        "e.g. lockstudy.spinlock=tas for a baseline curve before its variants")
+    parser.add_argument("--first-repeats", type=int, metavar="N",
+                        help="run only each configuration's first N repeats: a first look at every size before the full statistics")
     parser.set_defaults(func=run_campaign_command, parser=parser)
 
 
@@ -82,6 +87,8 @@ def run_campaign_command(args: argparse.Namespace) -> int:
     whole = campaign
     try:
         campaign = select_studies(campaign, args.only_study, args.skip_study)
+        campaign = select_boots(campaign, args.only_boot)
+        campaign = select_first_repeats(campaign, args.first_repeats)
     except CampaignError as exc:
         error(str(exc))
         return 2
@@ -115,6 +122,30 @@ def select_studies(campaign: Campaign, only: list[str], skip: list[str]) -> Camp
         raise CampaignError(f"{campaign.path}: no study {', '.join(map(repr, unknown))} (studies: {', '.join(sorted(known))})")
     runs = [spec for spec in campaign.runs if (not only or spec.study in only) and spec.study not in skip]
     return dataclasses.replace(campaign, runs=runs)
+
+
+def select_boots(campaign: Campaign, only: list[str]) -> Campaign:
+    """The campaign with only the runs that boot with one of these arguments (none given: all of them)."""
+    if not only:
+        return campaign
+    known = {argument for spec in campaign.runs for argument in spec.boot}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise CampaignError(
+            f"{campaign.path}: no run of the chosen studies boots with {', '.join(map(repr, unknown))} "
+            f"(boot arguments: {', '.join(sorted(known)) or 'none'})"
+        )
+    runs = [spec for spec in campaign.runs if set(only) & set(spec.boot)]
+    return dataclasses.replace(campaign, runs=runs)
+
+
+def select_first_repeats(campaign: Campaign, count: int | None) -> Campaign:
+    """The campaign with only each configuration's first `count` repeats (None: all of them)."""
+    if count is None:
+        return campaign
+    if count < 1:
+        raise CampaignError(f"--first-repeats {count}: give a count of 1 or more")
+    return dataclasses.replace(campaign, runs=[spec for spec in campaign.runs if spec.repeat < count])
 
 
 def done_in(campaign: Campaign, store: CampaignStore):  # type: ignore[no-untyped-def]

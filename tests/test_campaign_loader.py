@@ -246,6 +246,30 @@ def test_a_campaign_runs_in_chunks_of_studies() -> None:
         select_studies(campaign, ["nonsense"], [])
 
 
+def test_a_baseline_curve_runs_before_its_variants() -> None:
+    from lockstudy.campaign_cmd import select_boots, select_studies
+
+    campaign = select_studies(load_campaign(ROOT / "campaigns" / "seeds.toml"), ["ptlock-spinlock-2nodes", "ptlock-spinlock-16nodes"], [])
+    baseline = select_boots(campaign, ["lockstudy.spinlock=tas"])
+    assert baseline.runs and all(spec.boot == ("lockstudy.spinlock=tas",) for spec in baseline.runs)
+    assert len(baseline.runs) == len(campaign.runs) // 5  # one of the five variants
+    assert select_boots(campaign, []) is campaign
+    with pytest.raises(CampaignError, match=r"no run of the chosen studies boots with 'lockstudy.spinlock=mcs' \(boot arguments: .*lockstudy.spinlock=cna"):
+        select_boots(campaign, ["lockstudy.spinlock=mcs"])
+
+
+def test_a_first_look_runs_one_repeat_of_every_configuration() -> None:
+    from lockstudy.campaign_cmd import select_first_repeats, select_studies
+
+    campaign = select_studies(load_campaign(ROOT / "campaigns" / "seeds.toml"), ["kbench-numa"], [])
+    first = select_first_repeats(campaign, 1)
+    assert len(first.runs) == len(campaign.runs) // 5
+    assert len({(spec.boot, spec.size, spec.run) for spec in first.runs}) == len(first.runs)
+    assert select_first_repeats(campaign, None) is campaign
+    with pytest.raises(CampaignError, match=r"--first-repeats 0: give a count of 1 or more"):
+        select_first_repeats(campaign, 0)
+
+
 def test_gem5_runs_and_the_gem5_bench_share_one_command_shape(tmp_path: Path) -> None:
     from lockstudy.campaign.gem5_backend import RUN_SCRIPT, run_script_argv
     from lockstudy.gem5 import Gem5Info
