@@ -15,7 +15,7 @@ from lockstudy.costmodel.check import leave_one_out, median_abs_percent_error
 from lockstudy.costmodel.collect import collect_rows
 from lockstudy.costmodel.model import CostModel, Estimate
 from lockstudy.costmodel.settings import load_settings
-from lockstudy.costmodel.table import merged, read_cost_table, write_cost_table
+from lockstudy.costmodel.table import CostRow, merged, read_cost_table, write_cost_table
 
 USAGE = """\
 run.sh costs collect RESULTS_DIR [--table CSV]
@@ -66,13 +66,20 @@ def collect(results: Path, table: Path) -> int:
     return 0
 
 
+def share_text(row: CostRow) -> str:
+    return f"{row.core_share:.2f}" if row.cpu_seconds else "-"
+
+
 def check(table: Path) -> int:
     settings = dataclasses.replace(load_settings(), table=table)
     rows = read_cost_table(table)
     checked = leave_one_out(rows, settings)
     print(f"{table}: {len(rows)} row(s); {len(checked)} with a measured host time, each predicted from the others (leave-one-out)")
     if checked:
-        print(f"{'source':<12} {'phase':<7} {'machine':<22} {'cpus':>4} {'cpu':<6} {'trace':<8} {'measured s':>10} {'predicted s':>11} {'error %':>7}")
+        print("(own-core s: the wall time scaled by the share of a core the process had, its CPU s / wall s; "
+              "a share of '-' was not recorded and counts as 1)")
+        print(f"{'source':<12} {'phase':<7} {'machine':<22} {'cpus':>4} {'cpu':<6} {'trace':<8} {'wall s':>7} {'share':>5} "
+              f"{'own-core s':>10} {'predicted s':>11} {'error %':>7}")
     for item in checked:
         row = item.row
         predicted = f"{item.prediction.value:.0f}" if isinstance(item.prediction, Estimate) else "-"
@@ -80,7 +87,7 @@ def check(table: Path) -> int:
         note = " (fallback rule)" if isinstance(item.prediction, Estimate) and item.prediction.fallback else ""
         print(
             f"{row.source:<12} {row.phase:<7} {row.machine:<22} {row.cpus:>4} {row.cpu_model:<6} {row.trace:<8} "
-            f"{row.host_seconds:>10.0f} {predicted:>11} {error_text:>7}{note}"
+            f"{row.host_seconds:>7.0f} {share_text(row):>5} {row.own_core_seconds:>10.0f} {predicted:>11} {error_text:>7}{note}"
         )
     measured = [item for item in checked if item.row.source == settings.preferred_source]
     predicted = [item for item in measured if item.error_percent is not None]
@@ -97,6 +104,11 @@ def check(table: Path) -> int:
         met = "met" if median <= settings.goal_median_abs_percent_error else "NOT met"
         verdict = f"{median:.1f} % over {len(predicted)} runs: {met}"
     print(f"median absolute percentage error, {settings.preferred_source} rows: {'-' if median is None else f'{median:.1f} %'}")
+    with_share = [item for item in measured if item.row.cpu_seconds]
+    share_median = median_abs_percent_error(with_share)
+    if share_median is not None:
+        print(f"median absolute percentage error, {settings.preferred_source} rows whose CPU time was recorded: "
+              f"{share_median:.1f} % over {sum(1 for item in with_share if item.error_percent is not None)} run(s)")
     print(f"goal ({goal}): {verdict}")
     print("\nfitted now on every row:")
     model = CostModel.fit(rows, settings)

@@ -47,6 +47,30 @@ def test_a_synthetic_table_reproduces_its_power_laws(tmp_path: Path, settings) -
     assert predicted.value == pytest.approx(law(OUTSIDE, 16) + law(RATE, 16) * ROI_MS, rel=1e-4)
 
 
+def test_a_run_that_shared_its_core_counts_the_time_it_would_take_on_its_own(settings) -> None:  # type: ignore[no-untyped-def]
+    # Every run on its laws, then half of them slowed 1.5x in wall time by a third process on the
+    # host (their CPU time stays what the laws say): the fit still finds the laws.
+    rows = []
+    for index, good in enumerate(power_law_rows(SPEC)):
+        alone = good.host_seconds
+        if index % 2 and alone is not None:
+            good = dataclasses.replace(
+                good, host_seconds=alone * 1.5, cpu_seconds=alone,
+                roi_host_seconds=None if good.roi_host_seconds is None else good.roi_host_seconds * 1.5,
+            )  # fmt: skip
+        rows.append(good)
+    slowed = rows[1]
+    assert slowed.core_share == pytest.approx(1 / 1.5) and slowed.own_core_seconds == pytest.approx(slowed.cpu_seconds)
+    model = CostModel.fit(rows, settings)
+    assert model.boot.laws[("piii-smp",)].coefficient == pytest.approx(BOOT[0], rel=1e-4)
+    assert model.roi_rate.laws[("piii-smp", "timing", "untraced")].exponent == pytest.approx(RATE[1], rel=1e-4)
+    assert model.outside_roi.laws[("piii-smp", ANY_TESTCASE)].coefficient == pytest.approx(OUTSIDE[0], rel=1e-4)
+    assert median_abs_percent_error(leave_one_out(rows, settings)) == pytest.approx(0.0, abs=1e-6)
+    # A row without CPU time counts its wall time whole, as before it was recorded.
+    unrecorded = dataclasses.replace(slowed, cpu_seconds=None)
+    assert unrecorded.core_share == 1.0 and unrecorded.own_core_seconds == unrecorded.host_seconds
+
+
 def test_the_fit_is_least_squares_in_log_log() -> None:
     xs, ys = [1.0, 2.0, 4.0, 8.0, 16.0], [3.0, 5.5, 12.0, 20.0, 47.0]
     slope, intercept = np.polyfit(np.log(xs), np.log(ys), 1)

@@ -1,4 +1,4 @@
-"""What a run records for the cost model: a gem5 process's host seconds and peak resident memory."""
+"""What a run records for the cost model: a gem5 process's host seconds, CPU seconds and peak resident memory."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def measured_from_a_small_launcher(tmp_path: Path, *programs: str) -> list[dict[
         "out = []\n"
         "for i, program in enumerate(sys.argv[2:]):\n"
         "    m = run_measured([sys.executable, '-c', program], Path(sys.argv[1]) / f'child{i}.log')\n"
-        "    out.append({'returncode': m.returncode, 'host_seconds': m.host_seconds, 'peak': m.peak_rss_mib, 'floor': m.rss_floor_mib})\n"
+        "    out.append({'returncode': m.returncode, 'host_seconds': m.host_seconds, 'cpu_seconds': m.cpu_seconds, 'peak': m.peak_rss_mib, 'floor': m.rss_floor_mib})\n"
         "print(json.dumps(out))\n"
     )
     done = subprocess.run([sys.executable, "-c", launcher, str(tmp_path), *programs], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -40,6 +40,19 @@ def test_peak_memory_is_the_childs_high_water_mark_and_its_status_is_kept(tmp_pa
     assert ALLOCATED_MIB <= measured["peak"] < ALLOCATED_MIB * 3
     assert measured["host_seconds"] > 0
     assert (tmp_path / "child0.log").read_text().strip() == "done"
+
+
+def test_cpu_time_is_the_childs_own_and_apart_from_its_wall_time(tmp_path: Path) -> None:
+    """A child that sleeps has wall time and no CPU time; one that computes has the CPU time it used,
+    however many other processes share the host's cores (then its wall time is longer)."""
+    sleeper, spinner = measured_from_a_small_launcher(
+        tmp_path,
+        "import time; time.sleep(0.5)",
+        "import time\nwhile time.process_time() < 0.3: pass",
+    )
+    assert sleeper["host_seconds"] >= 0.5 and sleeper["cpu_seconds"] < 0.25
+    assert spinner["cpu_seconds"] >= 0.3
+    assert spinner["cpu_seconds"] <= spinner["host_seconds"] * 1.05
 
 
 def test_each_child_is_measured_on_its_own(tmp_path: Path) -> None:
@@ -105,6 +118,6 @@ def test_the_gem5_backend_records_each_processes_costs(tmp_path: Path, monkeypat
         else:
             assert record["peak_rss_mib"] is None or record["peak_rss_mib"] >= ALLOCATED_MIB
     assert reused["checkpoint_built"] is None
-    assert set(built["run"]) == {"host_seconds", "peak_rss_mib", "rss_floor_mib", "host_cpu_model", "host_cpu_count", "host_load_1min"}
+    assert set(built["run"]) == {"host_seconds", "cpu_seconds", "peak_rss_mib", "rss_floor_mib", "host_cpu_model", "host_cpu_count", "host_load_1min"}
     (record,) = (campaign_dir / "checkpoints").glob("*.json")
     assert json.loads(record.read_text())["costs"] == built["checkpoint_built"]

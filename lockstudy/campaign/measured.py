@@ -1,4 +1,10 @@
-"""Running a simulator process and measuring what it cost the host: wall time and peak memory.
+"""Running a simulator process and measuring what it cost the host: wall time, CPU time and peak memory.
+
+CPU time (user + system, from the same wait4()) is what the process had of
+a core. gem5 simulates on one thread, so on a core of its own its CPU time
+is its wall time; on a host whose cores other processes share, the wall
+time grows and the CPU time does not. The cost model fits a run's time on
+a core of its own (a Slurm task's) from the two (costmodel/table.py).
 
 Peak memory is the kernel's own high-water mark of the child's resident
 set (ru_maxrss), read with wait4() on that one child. Why not the others:
@@ -38,12 +44,13 @@ class MeasuredProcess:
 
     returncode: int
     host_seconds: float
+    cpu_seconds: float  # user + system CPU time of the child
     peak_rss_mib: float | None  # None: not above rss_floor_mib, so not the child's own (module docstring)
     rss_floor_mib: float
 
     def as_record(self) -> dict[str, float | None]:
         peak = None if self.peak_rss_mib is None else round(self.peak_rss_mib, 1)
-        return {"host_seconds": round(self.host_seconds, 3), "peak_rss_mib": peak, "rss_floor_mib": round(self.rss_floor_mib, 1)}
+        return {"host_seconds": round(self.host_seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3), "peak_rss_mib": peak, "rss_floor_mib": round(self.rss_floor_mib, 1)}
 
     def describe_peak(self) -> str:
         if self.peak_rss_mib is None:
@@ -74,4 +81,5 @@ def run_measured(argv: Sequence[str], log: Path) -> MeasuredProcess:
             raise
     process.returncode = os.waitstatus_to_exitcode(status)
     peak = usage.ru_maxrss / KIB_PER_MIB
-    return MeasuredProcess(process.returncode, time.monotonic() - started, peak if peak > floor else None, floor)
+    cpu = usage.ru_utime + usage.ru_stime
+    return MeasuredProcess(process.returncode, time.monotonic() - started, cpu, peak if peak > floor else None, floor)

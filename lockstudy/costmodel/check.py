@@ -1,5 +1,8 @@
 """Leave-one-out check of the model against measured host time: `run.sh costs check`.
 
+The host time compared is the row's time on a core of its own
+(CostRow.own_core_seconds), which is what the model predicts.
+
 For every row with a measured host time (a boot, or a restored run whose
 ROI simulated time is known) the model is fitted on all the other rows and
 predicts that row; the error is |predicted - measured| / measured. A
@@ -28,9 +31,10 @@ class Checked:
 
     @property
     def error_percent(self) -> float | None:
-        if not isinstance(self.prediction, Estimate) or not self.row.host_seconds:
+        measured = self.row.own_core_seconds
+        if not isinstance(self.prediction, Estimate) or not measured:
             return None
-        return abs(self.prediction.value - self.row.host_seconds) / self.row.host_seconds * PERCENT
+        return abs(self.prediction.value - measured) / measured * PERCENT
 
 
 def checkable(row: CostRow) -> bool:

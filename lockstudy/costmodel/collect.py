@@ -89,6 +89,7 @@ def row_of(source_ref: str, run_id: str, phase: str, gem5: dict[str, Any], folde
         trace=str(provenance.get("trace", "off")) if phase == "restore" else "off",
         run_spec=str(provenance.get("run_spec") or "") if phase == "restore" else "",
         host_seconds=costs.get("host_seconds", gem5.get("host_seconds")),
+        cpu_seconds=costs.get("cpu_seconds"),
         roi_host_seconds=roi_host,
         roi_simulated_ms=roi_ms,
         simulated_seconds=gem5.get("simulated_seconds"),

@@ -189,7 +189,7 @@ class CostModel:
                 _rate_neighbours, least,
             ),
             outside_roi=GroupedLaw("host s outside the ROI", _outside_points(rows, settings, restored), _outside_neighbours, least),
-            boot=GroupedLaw("boot host s", _points(rows, settings, booted, lambda r: (r.machine,), lambda r: r.host_seconds), _none, least),
+            boot=GroupedLaw("boot host s", _points(rows, settings, booted, lambda r: (r.machine,), lambda r: r.own_core_seconds), _none, least),
             memory=GroupedLaw(
                 "peak MiB", _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), lambda r: r.peak_rss_mib), _phase_neighbours, least
             ),

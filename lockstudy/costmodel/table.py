@@ -10,6 +10,13 @@ hash, kernel build id, command). `source` says where a row comes from:
 earlier progress report on an issue published, `source_ref` quoting it);
 those stand in until measured rows exist and can then be dropped.
 
+Host seconds are wall time. Where other processes shared the host's cores,
+the process had only part of a core and its wall time grew by as much: its
+CPU seconds over its wall seconds is that share. The model fits and
+predicts time on a core of its own (what a Slurm task is given), the wall
+time scaled by that share; a row measured before CPU seconds were recorded
+counts its wall time whole.
+
 A malformed table is refused with one line per problem, each naming the
 file, its line, the field and the value.
 """
@@ -46,7 +53,8 @@ class CostRow:
     cpu_model: str
     trace: str
     run_spec: str
-    host_seconds: float | None  # the whole gem5 process
+    host_seconds: float | None  # the whole gem5 process, wall time
+    cpu_seconds: float | None  # its user + system CPU time; empty in rows measured before it was recorded
     roi_host_seconds: float | None
     roi_simulated_ms: float | None
     simulated_seconds: float | None  # the whole process
@@ -64,17 +72,30 @@ class CostRow:
         return self.trace != "off"
 
     @property
+    def core_share(self) -> float:
+        """The share of a core the process had over its life: CPU seconds / wall seconds (1 when not measured)."""
+        if not self.cpu_seconds or not self.host_seconds:
+            return 1.0
+        return min(1.0, self.cpu_seconds / self.host_seconds)
+
+    @property
+    def own_core_seconds(self) -> float | None:
+        """Its host seconds on a core of its own: the wall time scaled by its share of a core."""
+        return None if self.host_seconds is None else self.host_seconds * self.core_share
+
+    @property
     def roi_host_seconds_per_simulated_ms(self) -> float | None:
+        """On a core of its own, like own_core_seconds (the share is the whole process's)."""
         if self.roi_host_seconds is None or not self.roi_simulated_ms:
             return None
-        return self.roi_host_seconds / self.roi_simulated_ms
+        return self.roi_host_seconds * self.core_share / self.roi_simulated_ms
 
     @property
     def outside_roi_host_seconds(self) -> float | None:
-        """A restored run's host seconds outside its ROI: restoring, the guest's set-up, the exit."""
+        """A restored run's host seconds outside its ROI (restoring, the guest's set-up, the exit), on a core of its own."""
         if self.host_seconds is None or self.roi_host_seconds is None:
             return None
-        return max(0.0, self.host_seconds - self.roi_host_seconds)
+        return max(0.0, self.host_seconds - self.roi_host_seconds) * self.core_share
 
     def key(self) -> tuple[str, str, str, str, str, int, str]:
         """What makes a row the same measurement: collecting again replaces it.
@@ -86,7 +107,7 @@ class CostRow:
 COLUMNS = [f.name for f in fields(CostRow)]
 REQUIRED_TEXT = {"source": SOURCES, "phase": PHASES, "cpu_model": CPU_MODELS, "trace": TRACES}
 INTEGER_FIELDS = {"cpus", "nodes", "host_cpu_count"}
-OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min"}
+OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "cpu_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min"}
 
 
 def _parse_row(path: Path, line: int, raw: dict[str, str], problems: list[str]) -> CostRow | None:
