@@ -96,6 +96,21 @@ def test_a_broken_rules_file_names_its_field(tmp_path: Path) -> None:
     path.write_text('[models]\nnode_local = "a"\ninterleaved = "b"\ntestcase = "kbench"\n[[metric]]\ncolumn = ""\n')
     with pytest.raises(ModelComparisonError, match=r"metric\[0\]\.column"):
         load_rules(path)
+    path.write_text('[models]\nnode_local = "a"\ninterleaved = "b"\ntestcase = "kbench"\n[[metric]]\ncolumn = "x"\nlabel = "x"\nsource = "y"\nrange = [1, 0]\n')
+    with pytest.raises(ModelComparisonError, match=r"metric\[0\]\.range: \[1, 0\]: expected \[low, high\]"):
+        load_rules(path)
+
+
+def test_a_shares_interval_stays_between_0_and_1() -> None:
+    # Five repeats of a share near 0, spread as ticket's 2-node hand-offs were (0.00-0.25): a t
+    # interval reaches below 0, which no share can be.
+    rows = [kbench(RULES.node_local, 2, "ticket", repeat, share, 13.0, 6e5) for repeat, share in enumerate((0.0, 0.01, 0.02, 0.25, 0.24))]
+    table = comparison_table(pd.DataFrame(rows))
+    share = table[table["metric"] == LOCAL_SHARE].iloc[0]
+    assert share["ci_low"] == 0.0 and share["ci_high"] < 1.0
+    assert share["ci_method"] == "Student t, clipped to [0, 1]"
+    requests = table[table["metric"] == REQUESTS].iloc[0]
+    assert requests["ci_method"] == "Student t"
 
 
 def test_the_numa_section_reads_both_models_and_keeps_them_apart(tmp_path: Path) -> None:

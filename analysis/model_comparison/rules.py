@@ -21,6 +21,17 @@ class Metric:
     column: str
     label: str
     source: str
+    bounds: tuple[float, float] | None = None  # what the quantity can be (a share: 0 to 1); its interval is cut to it
+
+
+def _bounds(entry: dict[str, Any], where: str) -> tuple[float, float] | None:
+    value = entry.get("range")
+    if value is None:
+        return None
+    if (not isinstance(value, list) or len(value) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+            or not value[0] < value[1]):  # fmt: skip
+        raise ModelComparisonError(f"{where}.range: {value!r}: expected [low, high], two numbers with low < high")
+    return (float(value[0]), float(value[1]))
 
 
 @dataclass(frozen=True)
@@ -56,7 +67,7 @@ def load_rules(path: Path = DATA_FILE) -> ComparisonRules:
         where = f"{path}: metric[{index}]"
         if not isinstance(entry, dict):
             raise ModelComparisonError(f"{where}: {entry!r} is not a table")
-        parsed.append(Metric(_text(entry, "column", where), _text(entry, "label", where), _text(entry, "source", where)))
+        parsed.append(Metric(_text(entry, "column", where), _text(entry, "label", where), _text(entry, "source", where), _bounds(entry, where)))
     columns = [metric.column for metric in parsed]
     if len(set(columns)) != len(columns):
         raise ModelComparisonError(f"{path}: metric: columns repeat: {columns}")

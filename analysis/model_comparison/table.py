@@ -58,6 +58,8 @@ def comparison_table(table: pd.DataFrame, rules: ComparisonRules | None = None, 
             if values.empty or not values.map(math.isfinite).all():
                 continue
             interval = mean_interval(values.tolist(), statistics, what=f"{named}, {metric.column}")
+            if metric.bounds:
+                interval = interval.clipped(*metric.bounds)
             out.append({
                 "machine": machine, "nodes": int(nodes), "cpus": int(measured["cpus"].iloc[0]), "variant": variant,
                 "metric": metric.column, "n": len(values), "mean": interval.estimate, "ci_low": interval.low,

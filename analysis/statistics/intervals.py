@@ -54,6 +54,12 @@ class Interval:
     def contains(self, value: float) -> bool:
         return self.low <= value <= self.high
 
+    def clipped(self, low: float, high: float) -> "Interval":
+        """The interval cut to [low, high], what the quantity can be (a share: [0, 1]); the method says so."""
+        if low <= self.low and self.high <= high:
+            return self
+        return Interval(self.estimate, max(self.low, low), min(self.high, high), self.level, f"{self.method}, clipped to [{low:g}, {high:g}]")
+
     @property
     def half_width_share(self) -> float:
         """Half the interval's width over the estimate (0.05: +-5 %); NaN without an interval."""
