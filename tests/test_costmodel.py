@@ -34,7 +34,8 @@ def test_a_synthetic_table_reproduces_its_power_laws(tmp_path: Path, settings) -
     write_cost_table(table, power_law_rows(SPEC))
     model = CostModel.fit(read_cost_table(table), settings)  # through the CSV, as the commands read it
     for laws, group, (coefficient, exponent) in (
-        (model.roi_rate, ("piii-smp", "timing", "untraced"), RATE),
+        (model.roi_rate, ("piii-smp", "timing", "untraced", ANY_TESTCASE), RATE),
+        (model.roi_rate, ("piii-smp", "timing", "untraced", "kbench"), RATE),
         (model.outside_roi, ("piii-smp", ANY_TESTCASE), OUTSIDE),
         (model.boot, ("piii-smp",), BOOT),
         (model.memory, ("piii-smp", "restore"), MEMORY),
@@ -63,7 +64,7 @@ def test_a_run_that_shared_its_core_counts_the_time_it_would_take_on_its_own(set
     assert slowed.core_share == pytest.approx(1 / 1.5) and slowed.own_core_seconds == pytest.approx(slowed.cpu_seconds)
     model = CostModel.fit(rows, settings)
     assert model.boot.laws[("piii-smp",)].coefficient == pytest.approx(BOOT[0], rel=1e-4)
-    assert model.roi_rate.laws[("piii-smp", "timing", "untraced")].exponent == pytest.approx(RATE[1], rel=1e-4)
+    assert model.roi_rate.laws[("piii-smp", "timing", "untraced", ANY_TESTCASE)].exponent == pytest.approx(RATE[1], rel=1e-4)
     assert model.outside_roi.laws[("piii-smp", ANY_TESTCASE)].coefficient == pytest.approx(OUTSIDE[0], rel=1e-4)
     assert median_abs_percent_error(leave_one_out(rows, settings)) == pytest.approx(0.0, abs=1e-6)
     # A row without CPU time counts its wall time whole, as before it was recorded.
@@ -101,11 +102,12 @@ def test_a_group_with_too_few_points_borrows_its_neighbours_slope_and_says_so(se
         rows.append(row("restore", cpus, law(OUTSIDE, cpus) + roi_host, trace="protocol", run_spec=SPEC,
                         roi_host_seconds=roi_host, roi_simulated_ms=ROI_MS, run_id=f"traced{cpus}"))  # fmt: skip
     model = CostModel.fit(rows, settings)
-    traced = model.roi_rate.estimate(("piii-smp", "timing", "traced"), 8)
+    traced = model.roi_rate.estimate(("piii-smp", "timing", "traced", "kbench"), 8)
     assert isinstance(traced, Estimate) and traced.fallback
     assert traced.value == pytest.approx(5 * law(RATE, 8), rel=1e-6)
     assert "2 point(s) (a fit needs 3 at two or more sizes)" in traced.rule
-    assert "piii-smp/timing/untraced's slope scaled" in traced.rule
+    # Its neighbours: every testcase's traced group (no fit either), then kbench's untraced one.
+    assert "piii-smp/timing/untraced/kbench's slope scaled" in traced.rule
     # No point and no neighbour with a fit: no prediction, and the reason names the group.
     missing = model.boot_seconds("altix-numa", 4)
     assert isinstance(missing, NoPrediction)
@@ -224,6 +226,24 @@ def test_a_group_measured_at_one_size_predicts_that_size_only(settings) -> None:
     assert isinstance(same, Estimate) and same.value == pytest.approx(320.0) and same.fallback
     assert "the median of its 3 point(s) at 4 cpus" in same.rule
     assert isinstance(model.boot_seconds("piii-smp", 8), NoPrediction)  # no slope to carry it to another size
+
+
+def test_a_runs_host_time_per_simulated_ms_is_its_testcases_where_measured(settings) -> None:  # type: ignore[no-untyped-def]
+    """A memory stream makes far more coherence events per simulated ms than a spinning lock bench:
+    each testcase's own rate where measured, every testcase's on the machine otherwise."""
+    def restored(cpus: int, per_ms: float, spec: str):  # type: ignore[no-untyped-def]
+        return row("restore", cpus, 20.0 + per_ms * ROI_MS, run_id=f"{spec}-{cpus}", run_spec=spec,
+                   roi_host_seconds=per_ms * ROI_MS, roi_simulated_ms=ROI_MS)  # fmt: skip
+
+    rows = [restored(cpus, rate * cpus, spec) for spec, rate in (("kbench:duration_ms=1", 0.5), ("cal_stream:kib=8192", 4.0)) for cpus in (2, 4, 8)]
+    model = CostModel.fit(rows, settings)
+    kbench = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, "kbench:variant=tas,duration_ms=1")
+    stream = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, "cal_stream:kib=8192")
+    other = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, "pft:threads=4")
+    assert isinstance(kbench, Estimate) and kbench.value == pytest.approx(20.0 + 0.5 * 4 * ROI_MS, rel=1e-3)
+    assert isinstance(stream, Estimate) and stream.value == pytest.approx(20.0 + 4.0 * 4 * ROI_MS, rel=1e-3)
+    assert isinstance(other, Estimate) and kbench.value < other.value < stream.value
+    assert f"host s per simulated ms piii-smp/timing/untraced/{ANY_TESTCASE}" in other.rule
 
 
 def test_a_runs_time_outside_its_roi_is_its_testcases_where_measured(settings) -> None:  # type: ignore[no-untyped-def]

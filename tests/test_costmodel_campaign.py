@@ -91,7 +91,7 @@ def test_dry_run_prints_each_runs_prediction_and_the_totals(tmp_path: Path) -> N
     assert "Total of what is left (4 of 5 run(s) not done, 4 of 5 boot(s) not paid)" in result.stdout
     assert "no prediction for 1 run(s) and 1 boot(s), not in the totals" in result.stdout
     assert "boot paid (one of its runs is done)" in result.stdout
-    assert "host s per simulated ms altix-numa/timing/untraced: 0 point(s) (a fit needs 3 at two or more sizes), and no neighbour group with a fit: no prediction" in result.stdout
+    assert "host s per simulated ms altix-numa/timing/untraced/any testcase: 0 point(s) (a fit needs 3 at two or more sizes), and no neighbour group with a fit: no prediction" in result.stdout
 
 
 def test_dry_run_for_slurm_prints_the_sbatch_resources_from_the_model(tmp_path: Path) -> None:

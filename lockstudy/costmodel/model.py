@@ -2,10 +2,14 @@
 
 Four quantities, each fitted per group on the rows that measure it:
 
-- host seconds per simulated ms of ROI, per (machine, CPU model, traced):
-  the detailed simulation, which dominates long runs;
-- host seconds of a restored run outside its ROI, per machine: restoring
-  the checkpoint, the guest's set-up and exit;
+- host seconds per simulated ms of ROI, per (machine, CPU model, traced,
+  testcase) and per (machine, CPU model, traced) over every testcase:
+  the detailed simulation, which dominates long runs. The testcase
+  matters: a memory stream makes many more coherence events per simulated
+  ms than a lock bench whose CPUs spin in their caches;
+- host seconds of a restored run outside its ROI, per machine and
+  testcase, and per machine over every testcase: restoring the
+  checkpoint, the guest's set-up and exit;
 - host seconds of a boot to a checkpoint, per machine;
 - peak resident memory of the gem5 process, per (machine, phase). Within
   one machine the simulated memory follows the size, so the CPUs carry it.
@@ -127,10 +131,15 @@ def _trace_state(traced: bool) -> str:
 
 
 def _rate_neighbours(group: Group) -> list[Group]:
-    machine, cpu_model, traced = group
+    """Every testcase's group of the same kind, then the same testcase's of the other trace state; then
+    the other trace state's over every testcase, then the other CPU model's."""
+    machine, cpu_model, traced, testcase = group
     other_model = "o3" if cpu_model == "timing" else "timing"
     other_trace = "untraced" if traced == "traced" else "traced"
-    return [(machine, cpu_model, other_trace), (machine, other_model, traced), (machine, other_model, other_trace)]
+    every = [(machine, cpu_model, other_trace, ANY_TESTCASE), (machine, other_model, traced, ANY_TESTCASE), (machine, other_model, other_trace, ANY_TESTCASE)]
+    if testcase == ANY_TESTCASE:
+        return every
+    return [(machine, cpu_model, traced, ANY_TESTCASE), (machine, cpu_model, other_trace, testcase), *every]
 
 
 def _phase_neighbours(group: Group) -> list[Group]:
@@ -149,6 +158,16 @@ def testcases_of(run_spec: str) -> str:
     """The testcases a run spec runs, '+'-joined ("kbench", "cal_latency"): what sets the guest's work
     outside the ROI (its set-up and warm-up)."""
     return "+".join(item.partition(":")[0] for item in run_spec.split("+")) if run_spec else ""
+
+
+def _rate_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool]) -> dict[Group, list[tuple[float, float]]]:
+    """Host s per simulated ms of ROI, grouped with the testcase, and over every testcase."""
+    def value(row: CostRow) -> float | None:
+        return row.roi_host_seconds_per_simulated_ms
+
+    by_testcase = _points(rows, settings, keep, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced), testcases_of(r.run_spec)), value)
+    every = _points(rows, settings, keep, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced), ANY_TESTCASE), value)
+    return {**by_testcase, **every}
 
 
 def _outside_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool]) -> dict[Group, list[tuple[float, float]]]:
@@ -183,11 +202,7 @@ class CostModel:
 
         least = settings.min_points
         return CostModel(
-            roi_rate=GroupedLaw(
-                "host s per simulated ms",
-                _points(rows, settings, restored, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced)), lambda r: r.roi_host_seconds_per_simulated_ms),
-                _rate_neighbours, least,
-            ),
+            roi_rate=GroupedLaw("host s per simulated ms", _rate_points(rows, settings, restored), _rate_neighbours, least),
             outside_roi=GroupedLaw("host s outside the ROI", _outside_points(rows, settings, restored), _outside_neighbours, least),
             boot=GroupedLaw("boot host s", _points(rows, settings, booted, lambda r: (r.machine,), lambda r: r.own_core_seconds), _none, least),
             memory=GroupedLaw(
@@ -196,9 +211,12 @@ class CostModel:
         )  # fmt: skip
 
     def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float, run_spec: str = "") -> Prediction:
-        """Host seconds of a restored run: outside its ROI (its testcase's set-up and warm-up where
-        measured, else any testcase's on the machine) + host s per simulated ms x its ROI's ms."""
-        rate = self.roi_rate.estimate((machine, cpu_model, _trace_state(traced)), cpus)
+        """Host seconds of a restored run: outside its ROI + host s per simulated ms x its ROI's ms,
+        each its testcase's where measured, else every testcase's on the machine."""
+        trace = _trace_state(traced)
+        rate = self.roi_rate.estimate((machine, cpu_model, trace, testcases_of(run_spec)), cpus)
+        if isinstance(rate, NoPrediction):
+            rate = self.roi_rate.estimate((machine, cpu_model, trace, ANY_TESTCASE), cpus)
         if isinstance(rate, NoPrediction):
             return rate
         outside = self.outside_roi.estimate((machine, testcases_of(run_spec)), cpus)
