@@ -381,6 +381,18 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
     }
 
 
+def campaign_progress(campaign: Path, results: Results) -> str:
+    """How much of the campaign the report reads: a report of a campaign still running says so."""
+    declared = {spec.run_id for spec in load_campaign(campaign).runs}
+    read = declared & set(results.runs)
+    if read == declared:
+        return f"The report reads every one of the campaign's {len(declared)} run(s)."
+    return (
+        f"The campaign is not complete: the report reads {len(read)} of its {len(declared)} run(s); "
+        f"a --dry-run of {campaign.name} lists what is left."
+    )
+
+
 def campaign_header(campaign: Path) -> list[str]:
     """The campaign file's leading comment, as paragraphs (how the study is scaled and why)."""
     paragraphs: list[str] = []
@@ -444,6 +456,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         "Every number comes from gem5 runs of the lockstudy kernel; the metric definitions are analysis/data/metrics.toml.",
     ]
     if campaign is not None:
+        intro.insert(1, campaign_progress(campaign, results))
         sections.insert(0, Section(f"The campaign ({campaign.name})", campaign_header(campaign)))
     # each machine's calibration table is <out>/<machine>.csv: results/calibration/<machine>.csv for its campaign
     tables = {

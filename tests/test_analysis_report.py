@@ -11,6 +11,7 @@ import pytest
 
 from analysis.statistics.claims import COLUMNS
 from analysis_checks import FIXTURES
+from lockstudy.campaign.loader import load_campaign
 from lockstudy.paths import ROOT, cache_dir
 
 CAMPAIGN = ROOT / "campaigns" / "machines.toml"
@@ -87,6 +88,9 @@ def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> 
     ))  # fmt: skip
     assert result.returncode == 0, result.stderr
     markdown = (tmp_path / "out" / "report.md").read_text()
+    # The fixtures are a few runs, not the campaign's: the report says how much of it it reads.
+    declared = len(load_campaign(CAMPAIGN).runs)
+    assert re.search(rf"The campaign is not complete: the report reads \d+ of its {declared} run\(s\); a --dry-run of machines.toml lists what is left.", markdown)
     current = markdown.split("Seed 004: our reading", 1)[1]
     assert current.split("\n#", 1)[0].strip() == "The lockref line moved less."  # no run of lockref, written for none
     stale = markdown.split("Seed 002: our reading", 1)[1].split("\n#", 1)[0]
