@@ -7,7 +7,8 @@ one reading per subject:
   [[reading]]
   about = "004"           # a seed of analysis/data/seeds.toml, or "handoffs"
   written_for = 8         # finished runs it was written for (the seed's
-                          # study; for "handoffs", the kbench runs)
+                          # studies, as shipped and under its precondition;
+                          # for "handoffs", the kbench runs)
   text = \"\"\"...\"\"\"       # paragraphs separated by blank lines
 
 The report prints a seed's reading under the seed's tables, and the
@@ -43,7 +44,7 @@ class Discussion:
         """A warning when the results changed since the text was written, else ""."""
         if finished_runs == self.written_for:
             return ""
-        return (f"Written when {self.written_for} run(s) of this study had finished; these results hold "
+        return (f"Written when {self.written_for} run(s) of these studies had finished; these results hold "
                 f"{finished_runs}. Read it against the tables above.")  # fmt: skip
 
 

@@ -348,7 +348,7 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
         for published in seed.tables:
             frame = seeds.published_frame(seed, published.name)
             sub.tables.append(Table(f"Seed {seed.id}, published: {published.caption} (seed lines {published.lines[0]}-{published.lines[1]})", frame))
-        finished = seed_comparison.study_rows(table, seed)["run_id"].nunique() if not table.empty else 0
+        finished = len(seed_comparison.seed_run_ids(table, seed))
         reading = reading_section(f"Seed {seed.id}: our reading", discussions.get(seed.id), finished)
         moved = upstream_moves.moved_section(moves[seed.id]) if seed.id in moves else None
         sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), moved, reading])

@@ -53,6 +53,11 @@ def study_rows(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     return table[pd.Series(belongs, index=table.index, dtype=bool)]
 
 
+def seed_run_ids(table: pd.DataFrame, seed: Seed) -> set[str]:
+    """The runs of the seed's studies under every condition it declares: as shipped and its precondition."""
+    return {str(run) for condition in seed.declared_conditions() for run in study_rows(table, seed.under(condition)).get("run_id", [])}
+
+
 def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd.DataFrame, str]:
     """Our rows of one published configuration, and why none match when empty."""
     for key in seed.match_keys:

@@ -94,7 +94,7 @@ def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> 
     current = markdown.split("Seed 004: our reading", 1)[1]
     assert current.split("\n#", 1)[0].strip() == "The lockref line moved less."  # no run of lockref, written for none
     stale = markdown.split("Seed 002: our reading", 1)[1].split("\n#", 1)[0]
-    assert "Written when 5 run(s) of this study had finished; these results hold 0" in stale
+    assert "Written when 5 run(s) of these studies had finished; these results hold 0" in stale
     assert "HBO kept the lock on its node." in stale
     kbench = markdown.split("Hand-offs: our reading", 1)[1].split("\n#", 1)[0]
     # the fixtures' one untraced kbench run: current (the traced one serves the per-lock attribution only)

@@ -156,3 +156,14 @@ def test_a_scaling_claim_compares_two_sizes_and_their_copy_counts() -> None:
     assert set(scaling["verdict"]) == {"disagrees"}  # 4 nodes at half the throughput of 2
     assert len(scaling) == len(set(scaling["claim"]))  # one judgement per claim, not one per copy count
     assert scaling["copies"].isna().all()  # a ran 8 copies, b 4
+
+
+def test_a_seeds_runs_are_those_of_its_studies_under_both_conditions() -> None:
+    hbo = SEEDS["002"]
+    table = pd.DataFrame([
+        {**run("numa-spinlock-2nodes", "lockstudy.spinlock=tas", 2, 1.0, testcase="pft"), "run_id": "shipped"},
+        {**run("ptlock-spinlock-16nodes", "lockstudy.spinlock=tas", 16, 1.0, testcase="pft"), "run_id": "restored"},
+        {**run("kbench-numa", "", 2, 1.0, testcase="kbench"), "run_id": "other"},
+    ])  # fmt: skip
+    assert seed_comparison.seed_run_ids(table, hbo) == {"shipped", "restored"}
+    assert seed_comparison.seed_run_ids(table, LOCKREF) == set()  # no precondition declared, no lockref run
