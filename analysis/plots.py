@@ -86,6 +86,7 @@ LEGEND_BESIDE_PANEL = (1.02, 1.0)  # axes fraction: just right of the last panel
 BASELINE_WIDTH = 0.8  # the ratio = 1 line of the ratio charts
 RATIO_BASELINE = 1.0  # ratio stems start here: a / b = 1 is "the same"
 STEM_WIDTH = 2.0  # the line from 1 to a ratio's dot
+INTERVAL_CAP = 5.0  # points: the caps of our ratio's interval whiskers
 PUBLISHED_MARKER = "s"
 OURS_MARKER = "o"
 PUBLISHED_LABEL = "published"
@@ -705,6 +706,13 @@ def draw_ratio_dots(
         ax.hlines(rows, RATIO_BASELINE, ends, color=colour, linewidth=STEM_WIDTH)
         ax.plot(ends, rows, linestyle="none", marker=marker, color=colour, label=label)
         values += ends
+        if column == "ours_ratio" and {"ci_low", "ci_high"} <= set(ratios.columns):
+            lows, highs = ratios["ci_low"].astype(float).tolist(), ratios["ci_high"].astype(float).tolist()
+            whiskers = [(e, r, lo, hi) for e, r, lo, hi in zip(ends, rows, lows, highs) if math.isfinite(lo) and math.isfinite(hi)]
+            if whiskers:
+                ax.errorbar([w[0] for w in whiskers], [w[1] for w in whiskers], fmt="none", ecolor=colour, capsize=INTERVAL_CAP,
+                            xerr=[[w[0] - w[2] for w in whiskers], [w[3] - w[0] for w in whiskers]])  # fmt: skip
+                values += [w[2] for w in whiskers] + [w[3] for w in whiskers]
     shown = [v for v in values if math.isfinite(v)] + [RATIO_BASELINE]
     log = uses_log_axis(shown, rules)
     if log:
@@ -713,6 +721,8 @@ def draw_ratio_dots(
     _finish_category_chart(figure, ax, category=key, value_label=_value_label(value_label, log), title=title, legend_title=None)
 
     alt = f"Dot chart: {value_label}, published next to ours, each a dot on a stem from 1, for {key} {', '.join(labels)}."
+    if {"ci_low", "ci_high"} <= set(ratios.columns):
+        alt += " Whiskers on our dots: the ratio's confidence interval, where it has one."
     if log:
         alt += f" The ratio axis is logarithmic (ratios spanning {_times(rules.log_span_ratio)} or more)."
     missing = [

@@ -113,6 +113,20 @@ def test_ratio_dots_turn_logarithmic_with_the_span_of_the_ratios() -> None:
     assert figure.axes[0].get_xscale() == "linear" and "logarithmic" not in alt
 
 
+def test_our_ratio_carries_its_interval_as_whiskers() -> None:
+    """Seed 002 at 32 threads: HBO / test-and-set 1.89 with its interval 1.76-2.04; a claim without one has none."""
+    claims = pd.DataFrame({"case": ["x", "y"], "published_ratio": [1.45, 1.24], "ours_ratio": [1.89, 1.0],
+                           "ci_low": [1.76, float("nan")], "ci_high": [2.04, float("nan")]})  # fmt: skip
+    figure, alt = plots.draw_claim_ratios(claims, key="case", title="t", rules=RULES)
+    whiskers = [c for c in figure.axes[0].collections if c.get_segments() and len(c.get_segments()[0]) == 2
+                and c.get_segments()[0][0][1] == c.get_segments()[0][1][1] and c.get_segments()[0][0][0] != 1.0]  # fmt: skip
+    spans = sorted(tuple(sorted((round(seg[0][0], 2), round(seg[1][0], 2)))) for c in whiskers for seg in c.get_segments())
+    assert (1.76, 2.04) in spans
+    assert "Whiskers on our dots" in alt
+    plain, alt = plots.draw_claim_ratios(claims.drop(columns=["ci_low", "ci_high"]), key="case", title="t", rules=RULES)
+    assert "Whiskers" not in alt
+
+
 def test_stacked_bars_stay_linear_and_write_each_total() -> None:
     """NUMA hand-offs span 73 (tas on 4 nodes) to 56,359: linear, and the 73 written at its bar."""
     figure, _ = committed("numa-handoffs").draw()
