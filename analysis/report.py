@@ -127,7 +127,9 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         if rate not in group or group[rate].isna().all():
             continue
         series = "variant" if testcase == KBENCH else "boot_args"
-        points = mean_by(group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot")), [series, "cpus"], rate)
+        labelled = group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot"))
+        labelled = labelled.assign(**{series: throughput_series(labelled, series)})
+        points = mean_by(labelled, [series, "cpus"], rate)
         if points["cpus"].nunique() < 2:
             continue
         section.figures.append(
@@ -140,6 +142,23 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
     if not section.figures:
         section.paragraphs.append("No workload ran at two or more sizes.")
     return section
+
+
+def throughput_series(rows: pd.DataFrame, series: str) -> pd.Series:
+    """Each run's line in a throughput chart: its variant or boot, with its kernel build where the rows
+    hold several, and its thread count where it runs fewer copies than CPUs (pft's 1-thread point on a
+    2-CPU node): runs of different builds or thread counts are other configurations, never one mean."""
+    builds = rows["kernel_build"].nunique(dropna=False) > 1 if "kernel_build" in rows else False
+    labels = []
+    for row in rows.itertuples(index=False):
+        label = str(getattr(row, series))
+        if builds:
+            label += f", {row.kernel_build}"
+        copies = getattr(row, "copies", None)
+        if copies is not None and pd.notna(copies) and float(copies) != float(row.cpus):
+            label += f", {float(copies):g} thread(s)"
+        labels.append(label)
+    return pd.Series(labels, index=rows.index, dtype=object)
 
 
 RATE_COLUMNS = ["machine", "testcase", "cpus", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
