@@ -246,6 +246,27 @@ def test_a_runs_host_time_per_simulated_ms_is_its_testcases_where_measured(setti
     assert f"host s per simulated ms piii-smp/timing/untraced/{ANY_TESTCASE}" in other.rule
 
 
+def test_a_lock_variant_chosen_at_boot_has_its_own_host_rate(settings) -> None:  # type: ignore[no-untyped-def]
+    """HBO's 32-CPU pft cost the host 18 s per simulated ms, test-and-set's 3.8: each boot's own rate
+    where measured, the testcase's where a boot was not."""
+    def restored(cpus: int, per_ms: float, boot: str):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(
+            row("restore", cpus, 20.0 + per_ms * ROI_MS, run_id=f"{boot}-{cpus}", run_spec="pft:threads=2",
+                roi_host_seconds=per_ms * ROI_MS, roi_simulated_ms=ROI_MS),
+            command=f"gem5.opt run.py --machine piii-smp --boot {boot} --cpu timing --run pft:threads=2",
+        )  # fmt: skip
+
+    rows = [restored(cpus, rate * cpus, boot) for boot, rate in (("lockstudy.spinlock=tas", 1.0), ("lockstudy.spinlock=hbo", 5.0)) for cpus in (2, 4, 8)]
+    assert rows[0].boot_args == "lockstudy.spinlock=tas"
+    model = CostModel.fit(rows, settings)
+    tas = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, "pft:threads=4", "lockstudy.spinlock=tas")
+    hbo = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, "pft:threads=4", "lockstudy.spinlock=hbo")
+    cna = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, "pft:threads=4", "lockstudy.spinlock=cna")
+    assert isinstance(tas, Estimate) and tas.value == pytest.approx(20.0 + 1.0 * 4 * ROI_MS, rel=1e-3)
+    assert isinstance(hbo, Estimate) and hbo.value == pytest.approx(20.0 + 5.0 * 4 * ROI_MS, rel=1e-3)
+    assert isinstance(cna, Estimate) and tas.value < cna.value < hbo.value and "piii-smp/timing/untraced/pft:" in cna.rule
+
+
 def test_a_runs_time_outside_its_roi_is_its_testcases_where_measured(settings) -> None:  # type: ignore[no-untyped-def]
     """A calibration chase warms 8 MiB before its ROI, kbench a few microseconds: each testcase's own
     set-up and warm-up where measured, every testcase's on the machine otherwise."""

@@ -47,7 +47,7 @@ def predict(model: CostModel, row: CostRow) -> Prediction:
     if row.phase == "boot":
         return model.boot_seconds(row.machine, row.cpus)
     assert row.roi_simulated_ms is not None
-    return model.restored_run_seconds(row.machine, row.cpus, row.cpu_model, row.traced, row.roi_simulated_ms, row.run_spec)
+    return model.restored_run_seconds(row.machine, row.cpus, row.cpu_model, row.traced, row.roi_simulated_ms, row.run_spec, row.boot_args)
 
 
 def leave_one_out(rows: list[CostRow], settings: CostSettings) -> list[Checked]:

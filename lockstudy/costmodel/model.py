@@ -3,10 +3,13 @@
 Four quantities, each fitted per group on the rows that measure it:
 
 - host seconds per simulated ms of ROI, per (machine, CPU model, traced,
-  testcase) and per (machine, CPU model, traced) over every testcase:
+  testcase, boot arguments), per (machine, CPU model, traced, testcase)
+  and per (machine, CPU model, traced) over every testcase:
   the detailed simulation, which dominates long runs. The testcase
   matters: a memory stream makes many more coherence events per simulated
-  ms than a lock bench whose CPUs spin in their caches;
+  ms than a lock bench whose CPUs spin in their caches, and a lock
+  variant chosen at boot moves it too (HBO's 32-CPU pft: 5 times
+  test-and-set's);
 - host seconds of a restored run outside its ROI, per machine and
   testcase, and per machine over every testcase: restoring the
   checkpoint, the guest's set-up and exit;
@@ -133,6 +136,9 @@ def _trace_state(traced: bool) -> str:
 def _rate_neighbours(group: Group) -> list[Group]:
     """Every testcase's group of the same kind, then the same testcase's of the other trace state; then
     the other trace state's over every testcase, then the other CPU model's."""
+    if len(group) == len(BOOT_GROUP_FIELDS):
+        machine, cpu_model, traced, testcase, _boot = group
+        return [(machine, cpu_model, traced, testcase), *_rate_neighbours((machine, cpu_model, traced, testcase))]
     machine, cpu_model, traced, testcase = group
     other_model = "o3" if cpu_model == "timing" else "timing"
     other_trace = "untraced" if traced == "traced" else "traced"
@@ -152,6 +158,7 @@ def _none(_group: Group) -> list[Group]:
 
 
 ANY_TESTCASE = "any testcase"  # the outside-ROI group of all a machine's restored runs
+BOOT_GROUP_FIELDS = ("machine", "cpu_model", "trace", "testcase", "boot")  # the finest rate group
 
 
 def testcases_of(run_spec: str) -> str:
@@ -165,9 +172,10 @@ def _rate_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[Co
     def value(row: CostRow) -> float | None:
         return row.roi_host_seconds_per_simulated_ms
 
+    by_boot = _points(rows, settings, keep, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced), testcases_of(r.run_spec), r.boot_args), value)
     by_testcase = _points(rows, settings, keep, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced), testcases_of(r.run_spec)), value)
     every = _points(rows, settings, keep, lambda r: (r.machine, r.cpu_model, _trace_state(r.traced), ANY_TESTCASE), value)
-    return {**by_testcase, **every}
+    return {**by_boot, **by_testcase, **every}
 
 
 def _outside_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool]) -> dict[Group, list[tuple[float, float]]]:
@@ -210,11 +218,15 @@ class CostModel:
             ),
         )  # fmt: skip
 
-    def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float, run_spec: str = "") -> Prediction:
+    def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float, run_spec: str = "",
+                             boot_args: str = "") -> Prediction:  # fmt: skip
         """Host seconds of a restored run: outside its ROI + host s per simulated ms x its ROI's ms,
         each its testcase's where measured, else every testcase's on the machine."""
         trace = _trace_state(traced)
-        rate = self.roi_rate.estimate((machine, cpu_model, trace, testcases_of(run_spec)), cpus)
+        boot = " ".join(sorted(boot_args.split()))
+        rate = self.roi_rate.estimate((machine, cpu_model, trace, testcases_of(run_spec), boot), cpus)
+        if isinstance(rate, NoPrediction):
+            rate = self.roi_rate.estimate((machine, cpu_model, trace, testcases_of(run_spec)), cpus)
         if isinstance(rate, NoPrediction):
             rate = self.roi_rate.estimate((machine, cpu_model, trace, ANY_TESTCASE), cpus)
         if isinstance(rate, NoPrediction):

@@ -154,7 +154,7 @@ def campaign_cost(
         checkpoint = checkpoints[digest(spec.boot_identity())]
         roi = simulated.roi_ms(spec.machine, cpus, spec.run, spec.cpu_model)
         roi_value = roi.value if isinstance(roi, Estimate) else 0.0
-        seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi_value, spec.run)
+        seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi_value, spec.run, " ".join(spec.boot))
         if isinstance(roi, NoPrediction) and isinstance(seconds, Estimate):
             seconds = roi  # the host model could predict: what is missing is the ROI's length
         peak = model.peak_memory_mib(spec.machine, cpus, "restore")

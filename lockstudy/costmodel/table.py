@@ -72,6 +72,21 @@ class CostRow:
         return self.trace != "off"
 
     @property
+    def boot_args(self) -> str:
+        """The run's boot arguments, sorted, as its command gave them to run.py (`--boot ...`): a lock
+        variant chosen at boot changes how much host time a simulated ms costs."""
+        words = self.command.split(" ")
+        if "--boot" not in words:
+            return ""
+        arguments = []
+        for word in words[words.index("--boot") + 1 :]:
+            if word.startswith("--"):
+                break
+            if word:
+                arguments.append(word)
+        return " ".join(sorted(arguments))
+
+    @property
     def core_share(self) -> float:
         """The share of a core the process had over its life: CPU seconds / wall seconds (1 when not measured)."""
         if not self.cpu_seconds or not self.host_seconds:
