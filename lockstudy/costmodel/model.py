@@ -106,6 +106,15 @@ class GroupedLaw:
                     )
         return NoPrediction(f"{self.label} {name}: {count}, and no neighbour group with a fit: no prediction")
 
+    def first_estimate(self, groups: list[Group], cpus: int) -> Prediction:
+        """The estimate of the first of `groups`, finest first, that gives one; else the last one's reason."""
+        prediction: Prediction = NoPrediction(f"{self.label}: no group asked")
+        for group in groups:
+            prediction = self.estimate(group, cpus)
+            if isinstance(prediction, Estimate):
+                return prediction
+        return prediction
+
 
 def _rows_by_source(rows: list[CostRow], settings: CostSettings, group_of: Callable[[CostRow], Group]) -> dict[Group, list[CostRow]]:
     """Rows per group: the preferred source's rows where a group has any, else the stand-in source's."""
@@ -222,18 +231,14 @@ class CostModel:
                              boot_args: str = "") -> Prediction:  # fmt: skip
         """Host seconds of a restored run: outside its ROI + host s per simulated ms x its ROI's ms,
         each its testcase's where measured, else every testcase's on the machine."""
-        trace = _trace_state(traced)
+        trace, testcase = _trace_state(traced), testcases_of(run_spec)
         boot = " ".join(sorted(boot_args.split()))
-        rate = self.roi_rate.estimate((machine, cpu_model, trace, testcases_of(run_spec), boot), cpus)
-        if isinstance(rate, NoPrediction):
-            rate = self.roi_rate.estimate((machine, cpu_model, trace, testcases_of(run_spec)), cpus)
-        if isinstance(rate, NoPrediction):
-            rate = self.roi_rate.estimate((machine, cpu_model, trace, ANY_TESTCASE), cpus)
+        rate = self.roi_rate.first_estimate(
+            [(machine, cpu_model, trace, testcase, boot), (machine, cpu_model, trace, testcase), (machine, cpu_model, trace, ANY_TESTCASE)], cpus
+        )
         if isinstance(rate, NoPrediction):
             return rate
-        outside = self.outside_roi.estimate((machine, testcases_of(run_spec)), cpus)
-        if isinstance(outside, NoPrediction):
-            outside = self.outside_roi.estimate((machine, ANY_TESTCASE), cpus)
+        outside = self.outside_roi.first_estimate([(machine, testcase), (machine, ANY_TESTCASE)], cpus)
         if isinstance(outside, NoPrediction):
             return outside
         return Estimate(
