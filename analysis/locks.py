@@ -25,6 +25,16 @@ bench lock, a static symbol too.
 
 The trace covers all ROIs of a run; runs with several testcases are
 attributed with the union of their registries.
+
+A bus-machine run (classic caches, `--trace classic`) has no
+ProtocolTrace: its lock rows come from the hot-line profile of its trace
+(analysis/hotlines/classic.py, read once and cached), summed over its
+ROIs. There `home_requests` is the requests the front-side bus accepted
+for the lock's line (the bus is where a line's requests are ordered, as
+the home is on a Ruby machine) and `invalidations` the CPUs' copies the
+bus's snoops invalidated; forwards, controller events and the split of
+requests between the lock's bytes and the rest of its line are not in
+that trace, so they are empty (NaN), not 0.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.config_reader import MachineFacts
+from analysis.hotlines.profile import RoiProfile
 from analysis.protocol_trace import Attribution, TracedLock
 from analysis.trace_attribution import TraceJob, attribute_all
 from analysis.runs import Results, RunStats
@@ -48,6 +59,7 @@ SYSTEM_MAP = "System.map"  # next to the kernel build's vmlinux (lockstudy/kerne
 STATIC_LOCKS_FILE = Path(__file__).resolve().parent / "data" / "static_locks.toml"
 LOCK_EVENTS_FILE = Path(__file__).resolve().parent / "data" / "lock_events.toml"
 EVENT_KINDS = ("invalidations", "forwards", "home_requests")
+CLASSIC = "classic"  # MachineFacts.hierarchy of a bus-machine run
 
 
 class StaticLocksError(ValueError):
@@ -181,13 +193,18 @@ def _handoffs(result: dict[str, Any]) -> float:
     return total
 
 
-def trace_job(run: RunStats) -> TraceJob | None:
-    """What attributing the run's trace needs; None when it has no trace or no registry."""
-    trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
+def run_locks(run: RunStats) -> list[TracedLock]:
+    """The run's registered locks and the static ones its System.map places (empty: no registry)."""
     locks = registered_locks(run.info.result)
-    if trace is None or not trace.is_file() or not locks:
+    return locks + static_locks(run.info.result, locks) if locks else []
+
+
+def trace_job(run: RunStats) -> TraceJob | None:
+    """What attributing the run's ProtocolTrace needs; None when it has no trace, no registry, or is a classic-caches run."""
+    trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
+    locks = run_locks(run)
+    if trace is None or not trace.is_file() or not locks or run.machine.hierarchy == CLASSIC:
         return None
-    locks += static_locks(run.info.result, locks)
     line_bytes = int(run.info.result["provenance"]["machine"]["line_bytes"])
     return TraceJob(run.info.run_id, trace, tuple(locks), line_bytes)
 
@@ -234,6 +251,57 @@ def run_lock_tables(
     return events, summary
 
 
+def classic_lock_rows(run_id: str, locks: list[TracedLock], line_bytes: int, profiles: list[RoiProfile], result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The summary rows of a classic-caches run: each lock's line in its hot-line profiles, summed over the ROIs."""
+    handoffs = _handoffs(result)
+    nan = float("nan")
+    rows = []
+    for lock in locks:
+        line = lock.physical - lock.physical % line_bytes
+        traffic = [roi.lines[line] for roi in profiles if line in roi.lines]
+        requests = sum(t.requests for t in traffic)
+        invalidations = sum(t.invalidations for t in traffic)
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "lock": lock.name,
+            "line": f"0x{line:x}",
+            "shares_line_with": ", ".join(o.name for o in locks if o.name != lock.name and o.physical - o.physical % line_bytes == line),
+            "invalidations": invalidations,
+            "forwards": nan,
+            "home_requests": requests,
+            "controller_events": nan,
+            "unserved_transitions": nan,
+            "requests_own": nan,
+            "requests_other_on_line": nan,
+            "handoffs": handoffs,
+        }
+        for key in ("invalidations", "forwards", "home_requests", "controller_events"):
+            row[f"{key}_per_handoff"] = row[key] / handoffs if handoffs else nan
+        rows.append(row)
+    return rows
+
+
+def classic_summary(results: Results, processes: int | None = None) -> list[dict[str, Any]]:
+    """The lock rows of every traced classic-caches run with a registry, from its (cached) hot-line profile."""
+    from analysis.hotlines.table import hotline_job  # the hot-line tables name lines with this module's locks
+    from analysis.hotlines.traces import HotlineJob, profile_all
+
+    jobs: list[HotlineJob] = []
+    for run_id in sorted(results.runs):
+        run = results.runs[run_id]
+        if run.machine.hierarchy != CLASSIC or not run_locks(run):
+            continue
+        job = hotline_job(run)
+        if isinstance(job, HotlineJob):
+            jobs.append(job)
+    profiles = profile_all(jobs, processes)
+    rows: list[dict[str, Any]] = []
+    for job in jobs:
+        run = results.runs[job.key]
+        rows += classic_lock_rows(job.key, run_locks(run), job.line_bytes, profiles[job.key], run.info.result)
+    return rows
+
+
 def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The event and summary tables of every traced run (traces read by `processes` at once)."""
     jobs = [job for job in (trace_job(results.runs[run_id]) for run_id in sorted(results.runs)) if job is not None]
@@ -245,6 +313,7 @@ def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.Data
         more_events, more_summary = run_lock_tables(job, attributions[job.key], run.info.result, run.machine)
         events += more_events
         summary += more_summary
+    summary += classic_summary(results, processes)
     return pd.DataFrame(events), pd.DataFrame(summary)
 
 

@@ -222,7 +222,10 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
         "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the CPUs' "
         "caches received from the home (MESI_Two_Level's L1s, CHI's L2s), requests its home received (L2 bank, CHI "
         "home node; analysis/data/lock_events.toml), and the CPUs' requests on the lock's own bytes against "
-        "requests for other data on the same line (false sharing). Locks without any traffic are left out."
+        "requests for other data on the same line (false sharing). Locks without any traffic are left out. "
+        "On the bus machine (classic caches, `trace = \"classic\"`) a lock's home requests are the requests the "
+        "front-side bus accepted for its line and its invalidations the copies the bus's snoops took; that trace "
+        "has no forwards and does not split a line's requests by byte, so those columns are empty there."
     )
     bench = summary[(summary["testcase"] == KBENCH) & (summary["lock"] == BENCH_LOCK)]
     if not bench.empty:
@@ -245,11 +248,13 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
                                         ylabel="home-bank requests per hand-off", xlabel="CPUs",
                                         path_stem=out / FIGURES / f"lockline-{machine}")  # fmt: skip
                 )
-    others = summary[(summary["testcase"] != KBENCH) & (summary["controller_events"] > 0)]
+    # a classic-caches run has no controller events: its traffic is the bus's requests for the line
+    rated = summary.assign(activity=summary["controller_events"].fillna(summary["home_requests"]))
+    others = rated[(rated["testcase"] != KBENCH) & (rated["activity"] > 0)]
     if not others.empty:
         columns = ["study", "boot_args", "nodes", "lock", "shares_line_with", "invalidations", "forwards", "home_requests", "requests_own", "requests_other_on_line"]
         section.tables.append(Table("The seeds' locks: traffic on each lock's line in the ROI", others[columns].sort_values(["study", "boot_args", "lock"]).reset_index(drop=True)))
-        top = others.nlargest(TOP_LOCKS, "controller_events")
+        top = others.nlargest(TOP_LOCKS, "activity")
         long = top.melt(id_vars=["study", "boot_args", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
         long["case"] = long["lock"] + " / " + long["boot_args"].replace("", "default boot")
         section.figures.append(

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from analysis.hotlines.classic import bus_requests_in_stats, check_against_stats, profile_classic
+from analysis.locks import classic_lock_rows
+from analysis.protocol_trace import TracedLock
 from analysis.trace_chunks import TraceFormatError
 from lockstudy.paths import ROOT
 
@@ -35,6 +37,19 @@ def test_the_real_excerpt_gives_the_hand_counted_lock_line_on_top() -> None:
     top = profile.ranked()[0]
     assert (top.line, top.requests, top.invalidations, top.crossings) == (LOCK_LINE, 88, 80, 0)
     assert profile.total_crossings == 0
+
+
+def test_a_locks_row_on_the_bus_machine_is_its_lines_profile() -> None:
+    """The per-lock table of a classic run: the bus's requests and the snoops' invalidations on the lock's
+    line (the hand-counted 88 and 80), every ROI summed; what the trace cannot tell is empty, not 0."""
+    profiles = profile_classic(FIXTURE, LINE_BYTES, ())
+    locks = [TracedLock("bench:lock", LOCK_LINE + 4, 4), TracedLock("bench:shared_noise", LOCK_LINE + 8, 4), TracedLock("far", 0x10, 4)]
+    lock, noise, far = classic_lock_rows("run", locks, LINE_BYTES, profiles + profiles, {})
+    assert (lock["home_requests"], lock["invalidations"]) == (2 * 88, 2 * 80)
+    assert lock["shares_line_with"] == "bench:shared_noise" and noise["home_requests"] == lock["home_requests"]
+    assert (far["home_requests"], far["invalidations"]) == (0, 0)
+    for column in ("forwards", "requests_own", "requests_other_on_line", "controller_events", "invalidations_per_handoff"):
+        assert lock[column] != lock[column], column  # NaN: not in a classic trace, or no hand-offs
 
 
 BUS = "board.cache_hierarchy.membus"
