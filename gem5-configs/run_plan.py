@@ -331,6 +331,7 @@ def guest_summary(console_text: str) -> tuple[dict[str, Any], list[str]]:
                 "testcase": result.testcase,
                 "result": result.data,
                 "locks": [lock.as_dict() for lock in run.locks.get(index, [])],
+                "memory": [entry.as_list() for entry in run.memory.get(index, [])],
                 "lock_event_counts": run.lock_event_counts.get(index),
             }
             for index, result in enumerate(run.parsed)

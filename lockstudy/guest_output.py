@@ -14,6 +14,11 @@ The protocol (written by disk-image/overlay/init):
     LOCKSTUDY-LOCKS-BEGIN <testcase>             the kernel's lock registry after
     <address> <physical> <size> <name>           that testcase (lockstudy kernel only)
     LOCKSTUDY-LOCKS-END
+    LOCKSTUDY-MEMORY-BEGIN <testcase>            what the kernel's run-time memory held
+    slab <physical> <bytes> <slab bytes> <object bytes> <cache>
+    percpu <physical> <bytes> <cpu>              after that testcase (lockstudy kernel
+    pagetable <physical> <bytes>                 only; kernel/patches/README.md)
+    LOCKSTUDY-MEMORY-END
     LOCKSTUDY-LOCKEVENTS <testcase> <event>=<count> ...
                                                  the kernel's lock event counters over
                                                  that testcase (CONFIG_LOCK_EVENT_COUNTS)
@@ -37,6 +42,7 @@ readfile: the last LOCKSTUDY-SPEC line is the spec that ran, and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,12 +53,18 @@ END = "LOCKSTUDY-RESULT-END"
 DONE = "LOCKSTUDY-DONE"
 LOCKS_BEGIN = "LOCKSTUDY-LOCKS-BEGIN"
 LOCKS_END = "LOCKSTUDY-LOCKS-END"
+MEMORY_BEGIN = "LOCKSTUDY-MEMORY-BEGIN"
+MEMORY_END = "LOCKSTUDY-MEMORY-END"
 NUMA = "LOCKSTUDY-NUMA"
 LOCK_EVENTS = "LOCKSTUDY-LOCKEVENTS"
 # One counter of kernel/locking/lock_events_list.h and its count.
 LOCK_EVENT_WORD = re.compile(r"^([a-z0-9_]+)=(\d+)$")
 # A line of /sys/kernel/lockstudy/locks (kernel/patches/README.md).
 REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) 0x([0-9a-f]+) (\d+) (\S.*)$")
+# A line of /sys/kernel/lockstudy/memory (kernel/patches/README.md).
+MEMORY_LINE = re.compile(
+    r"^(?:(slab) 0x([0-9a-f]+) (\d+) (\d+) (\d+) (\S.*)|(percpu) 0x([0-9a-f]+) (\d+) (\d+)|(pagetable) 0x([0-9a-f]+) (\d+))$"
+)
 # A protocol line may follow other text on the same console line (a kernel
 # message without its newline); it always runs to the end of the line.
 PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")
@@ -98,6 +110,44 @@ class RegisteredLock:
 
     def as_dict(self) -> dict[str, Any]:
         return {"address": f"0x{self.address:x}", "physical": f"0x{self.physical:x}", "size": self.size, "name": self.name}
+
+
+@dataclass(frozen=True)
+class MemoryRange:
+    """One line of the kernel's memory map: a physical range whose owner the kernel knows.
+
+    kind "slab": adjacent slabs of one cache (`name`), each `slab_bytes`
+    long, objects every `object_bytes` from each slab's start; "percpu":
+    one CPU's copy of the static per-CPU section (`name` is the CPU);
+    "pagetable": page-table pages (no name)."""
+
+    kind: str
+    physical: int
+    size: int
+    slab_bytes: int = 0
+    object_bytes: int = 0
+    name: str = ""
+
+    def as_list(self) -> list[Any]:
+        """Compact for result.json (a map holds thousands of ranges): [kind, physical, size, slab bytes, object bytes, name]."""
+        return [self.kind, f"0x{self.physical:x}", self.size, self.slab_bytes, self.object_bytes, self.name]
+
+    @classmethod
+    def from_list(cls, entry: list[Any]) -> "MemoryRange":
+        kind, physical, size, slab_bytes, object_bytes, name = entry
+        return cls(str(kind), int(str(physical), 16), int(size), int(slab_bytes), int(object_bytes), str(name))
+
+
+def memory_range(text: str) -> MemoryRange | None:
+    """A memory map line, or None when it is not one."""
+    m = MEMORY_LINE.match(text)
+    if m is None:
+        return None
+    if m.group(1):
+        return MemoryRange("slab", int(m.group(2), 16), int(m.group(3)), int(m.group(4)), int(m.group(5)), m.group(6))
+    if m.group(7):
+        return MemoryRange("percpu", int(m.group(8), 16), int(m.group(9)), name=m.group(10))
+    return MemoryRange("pagetable", int(m.group(12), 16), int(m.group(13)))
 
 
 @dataclass
@@ -169,6 +219,8 @@ class GuestRun:
     parsed: list[TestcaseResult] = field(default_factory=list)
     # The lock registry printed after each result, by testcase index.
     locks: dict[int, list[RegisteredLock]] = field(default_factory=dict)
+    # The kernel's memory map printed after each result, by testcase index.
+    memory: dict[int, list[MemoryRange]] = field(default_factory=dict)
     # The kernel's lock event counters over each testcase, by testcase index
     # (only kernels built with CONFIG_LOCK_EVENT_COUNTS print them).
     lock_event_counts: dict[int, dict[str, int]] = field(default_factory=dict)
@@ -245,20 +297,76 @@ def _add_lock_events(run: GuestRun, rest: str) -> None:
     run.lock_event_counts[len(run.parsed) - 1] = counts
 
 
+def registered_lock(text: str) -> RegisteredLock | None:
+    """A lock registry line, or None when it is not one."""
+    entry = REGISTRY_LINE.match(text)
+    if entry is None:
+        return None
+    return RegisteredLock(int(entry.group(1), 16), int(entry.group(2), 16), int(entry.group(3)), entry.group(4))
+
+
+@dataclass
+class _Listing:
+    """A listing /init prints after a testcase's result (the lock registry, the memory map), one entry per line."""
+
+    what: str  # "lock registry"
+    begin: str
+    end: str
+    parse: Callable[[str], Any]  # an entry, or None for a line that is not one (a kernel message)
+    store: dict[int, list[Any]]  # by testcase index, in the GuestRun
+    entries: list[Any] | None = None  # the open block's
+
+    def take_line(self, raw: str, last: bool) -> bool:
+        """Whether the line belongs to an open block; the console's last line may be cut short, so it is dropped."""
+        if self.entries is None:
+            return False
+        entry = self.parse(raw.strip()) if not last else None
+        if entry is not None:
+            self.entries.append(entry)
+        return True
+
+    def take_tag(self, run: "GuestRun", tag: str, rest: str) -> bool:
+        """Whether the protocol tag was this listing's begin or end; any other tag interrupts an open block."""
+        if tag == self.begin:
+            if not run.parsed or run.parsed[-1].testcase != rest:
+                run.problems.append(f"{self.what} of {rest!r} does not follow its result")
+            self.entries = []
+            return True
+        if tag == self.end:
+            if self.entries is None:
+                run.problems.append(f"{self.end} without a BEGIN")
+            elif run.parsed:
+                self.store[len(run.parsed) - 1] = self.entries
+            self.entries = None
+            return True
+        if self.entries is not None:
+            run.problems.append(f"{self.what} interrupted by {tag}")
+            self.entries = None
+        return False
+
+    def finish(self, run: "GuestRun") -> None:
+        """A block still open when the console ends: the run is incomplete, its whole lines still name what they name."""
+        if self.entries is None:
+            return
+        run.problems.append(f"{self.what} has no {self.end}")
+        if self.entries and run.parsed:
+            self.store[len(run.parsed) - 1] = self.entries
+            run.problems.append(f"{self.what} of {run.parsed[-1].testcase!r} cut short: its {len(self.entries)} whole line(s) kept")
+
+
 def parse_console(text: str) -> GuestRun:
     """Parse a whole console log (bytes decoded with errors='replace' are fine)."""
     run = GuestRun()
     block: str | None = None  # testcase of the open result block
     block_json: dict[str, Any] | None = None
-    registry: list[RegisteredLock] | None = None  # the open lock block
+    listings = (
+        _Listing("lock registry", LOCKS_BEGIN, LOCKS_END, registered_lock, run.locks),
+        _Listing("memory map", MEMORY_BEGIN, MEMORY_END, memory_range, run.memory),
+    )
     lines = text.replace("\r", "").split("\n")
     for number, raw in enumerate(lines):
         match = PROTOCOL_LINE.search(raw)
-        if registry is not None and match is None:
-            # The console's last line has no newline when the guest stopped while printing it: it may be cut short.
-            entry = REGISTRY_LINE.match(raw.strip()) if number < len(lines) - 1 else None
-            if entry:
-                registry.append(RegisteredLock(int(entry.group(1), 16), int(entry.group(2), 16), int(entry.group(3)), entry.group(4)))
+        if match is None and any(listing.take_line(raw, number == len(lines) - 1) for listing in listings):
             continue
         if block is not None and match is None:
             if block_json is None:
@@ -291,21 +399,8 @@ def parse_console(text: str) -> GuestRun:
         elif block is not None:
             run.problems.append(f"result block of {block} interrupted by {tag}")
             block, block_json = None, None
-        if tag == LOCKS_BEGIN:
-            if not run.parsed or run.parsed[-1].testcase != rest:
-                run.problems.append(f"lock registry of {rest!r} does not follow its result")
-            registry = []
+        if any([listing.take_tag(run, tag, rest) for listing in listings]):  # a list: every open block hears the tag
             continue
-        if tag == LOCKS_END:
-            if registry is None:
-                run.problems.append("LOCKSTUDY-LOCKS-END without a BEGIN")
-            elif run.parsed:
-                run.locks[len(run.parsed) - 1] = registry
-            registry = None
-            continue
-        if registry is not None:
-            run.problems.append(f"lock registry interrupted by {tag}")
-            registry = None
         if tag == "LOCKSTUDY-BOOT":
             run.boot = _fields(rest)
         elif tag == NUMA:
@@ -338,10 +433,6 @@ def parse_console(text: str) -> GuestRun:
             run.done = Done(fields.get("status", "?"), fields.get("reason", "?"), fields)
     if block is not None:
         run.problems.append(f"result block of {block} has no LOCKSTUDY-RESULT-END")
-    if registry is not None:
-        run.problems.append("lock registry has no LOCKSTUDY-LOCKS-END")
-        if registry and run.parsed:
-            # The guest stopped while printing it (a run stuck after its ROI): its whole lines still name those locks.
-            run.locks[len(run.parsed) - 1] = registry
-            run.problems.append(f"lock registry of {run.parsed[-1].testcase!r} cut short: its {len(registry)} whole line(s) kept")
+    for listing in listings:
+        listing.finish(run)
     return run

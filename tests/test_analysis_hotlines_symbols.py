@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from analysis.hotlines.errors import HotlinesError
-from analysis.hotlines.symbols import UNKNOWN_HEAP, UNKNOWN_NO_MAP, read_system_map, symbolise
+from analysis.hotlines.symbols import UNKNOWN_BRK, UNKNOWN_HEAP, UNKNOWN_NO_MAP, MemoryMap, read_system_map, symbolise
 from analysis.locks import load_static_locks
 from analysis.protocol_trace import TracedLock
+from lockstudy.guest_output import MemoryRange
 
 LINE = 64
 BASE = int(load_static_locks()["kernel_image_base"])
@@ -90,3 +91,71 @@ def test_a_damaged_system_map_is_one_line_naming_the_line(tmp_path: Path) -> Non
     path.write_text(SYSTEM_MAP.replace("ffffffff81002000 B _end\n", ""))
     with pytest.raises(HotlinesError, match=rf"^{path}: no symbol _end"):
         read_system_map(path, BASE)
+
+
+# -- run-time memory: the guest's memory map, and image parts freed after boot --------------------------------------
+
+RUN_TIME_MAP = """\
+0000000000000000 D __per_cpu_start
+0000000000000000 D fixed_percpu_data
+0000000000001000 D qnodes
+0000000000001100 D runqueues
+0000000000002000 D __per_cpu_end
+ffffffff81000000 T _text
+ffffffff81000800 T _etext
+ffffffff81002000 R __start_rodata
+ffffffff81002100 R __end_rodata
+ffffffff81004000 D _sdata
+ffffffff81004000 D sym_data
+ffffffff81005000 T __init_begin
+ffffffff81005000 T init_fn
+ffffffff81006000 T __init_end
+ffffffff81006000 B __brk_base
+ffffffff81006000 B __bss_stop
+ffffffff81008000 B __brk_limit
+ffffffff81008000 B _end
+"""
+
+
+@pytest.fixture
+def run_time_table(tmp_path: Path):  # type: ignore[no-untyped-def]
+    path = tmp_path / "System.map"
+    path.write_text(RUN_TIME_MAP)
+    return read_system_map(path, BASE)
+
+
+def test_image_parts_freed_after_boot_are_named_by_no_symbol(run_time_table) -> None:  # type: ignore[no-untyped-def]
+    # the text/rodata gap starts at _etext rounded up to a page; the line before it is still text
+    assert symbolise(0x1000800, LINE, run_time_table, ()) == ("_etext", 0)
+    assert symbolise(0x1001000, LINE, run_time_table, ()) == (UNKNOWN_HEAP, None)
+    assert symbolise(0x1002000, LINE, run_time_table, ()) == ("__start_rodata", 0)
+    assert symbolise(0x1003000, LINE, run_time_table, ()) == (UNKNOWN_HEAP, None)  # rodata/data gap
+    assert symbolise(0x1004040, LINE, run_time_table, ()) == ("_sdata | sym_data", 0x40)
+    assert symbolise(0x1005040, LINE, run_time_table, ()) == (UNKNOWN_HEAP, None)  # init, freed
+    assert symbolise(0x1007000, LINE, run_time_table, ()) == (UNKNOWN_BRK, None)
+
+
+def test_the_memory_map_names_slab_objects_per_cpu_symbols_and_page_tables(run_time_table) -> None:  # type: ignore[no-untyped-def]
+    memory = MemoryMap.of(
+        [
+            MemoryRange("slab", 0x2000000, 3 * 4096, 4096, 192, "dentry"),  # three slabs, 21 objects each, 64 bytes left
+            MemoryRange("percpu", 0x3000000, 0x2000, name="1"),
+            MemoryRange("pagetable", 0x4000000, 8192),
+        ]
+    )
+    # the second slab's third object starts at 0x2001000 + 2 * 192 = 0x2001180: line 0x20011c0 is 0x40 into it
+    assert symbolise(0x20011C0, LINE, run_time_table, (), memory) == ("slab:dentry", 0x40)
+    # objects straddle lines: line 0x2001180 is object 2's first; 4032 bytes into a slab is its 64-byte tail
+    assert symbolise(0x2001180, LINE, run_time_table, (), memory) == ("slab:dentry", 0)
+    assert symbolise(0x2001FC0, LINE, run_time_table, (), memory) == ("slab:dentry (slab tail)", 0)
+    # a lock registered in an object is named after it, the offset still from the object's start
+    lock = TracedLock("dentry:/x d_lockref", 0x20011C8, 8)
+    assert symbolise(0x20011C0, LINE, run_time_table, (lock,), memory) == ("slab:dentry | dentry:/x d_lockref", 0x40)
+    assert symbolise(0x3001140, LINE, run_time_table, (), memory) == ("percpu:runqueues [cpu 1]", 0x40)
+    assert symbolise(0x4001040, LINE, run_time_table, (), memory) == ("page table", 0x40)
+    assert symbolise(0x4002000, LINE, run_time_table, (), memory) == (UNKNOWN_HEAP, None)  # past the map's ranges
+
+
+def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table) -> None:  # type: ignore[no-untyped-def]
+    memory = MemoryMap.of([MemoryRange("slab", 0x1005000, 4096, 4096, 64, "kmalloc-64")])
+    assert symbolise(0x1005040, LINE, run_time_table, (), memory) == ("slab:kmalloc-64", 0)

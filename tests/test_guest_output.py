@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lockstudy.guest_output import IncompleteRun, parse_console
+from lockstudy.guest_output import IncompleteRun, MemoryRange, parse_console
 
 
 def result_block(testcase: str, **extra: object) -> str:
@@ -125,6 +125,40 @@ def test_lock_registry_after_a_result_is_kept_by_testcase_index() -> None:
         (0xFFFF888010210060, 0x10210060, 40, "mm:57 mmap_lock"),
     ]
     assert 1 not in run.locks
+
+
+def test_memory_map_after_a_result_is_kept_by_testcase_index() -> None:
+    memory = (
+        "LOCKSTUDY-MEMORY-BEGIN pft\n"
+        "percpu 0x000000001f400000 127512 0\n"
+        "slab 0x0000000002048000 16384 16384 960 mm_struct\n"
+        "[    2.0] random: crng init done\n"
+        "pagetable 0x000000000204e000 8192\n"
+        "LOCKSTUDY-MEMORY-END\n"
+    )
+    run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", memory + "LOCKSTUDY-RUN samefile"))
+    assert run.complete
+    assert [(m.kind, m.physical, m.size, m.slab_bytes, m.object_bytes, m.name) for m in run.memory[0]] == [
+        ("percpu", 0x1F400000, 127512, 0, 0, "0"),
+        ("slab", 0x2048000, 16384, 16384, 960, "mm_struct"),
+        ("pagetable", 0x204E000, 8192, 0, 0, ""),
+    ]
+    assert [MemoryRange.from_list(m.as_list()) for m in run.memory[0]] == run.memory[0]
+    assert 1 not in run.memory
+
+
+@pytest.mark.parametrize(
+    "block, problem",
+    [
+        ("LOCKSTUDY-MEMORY-BEGIN pft\nslab 0x0000000002048000 16384 16384 960 mm_struct\n", "memory map interrupted by LOCKSTUDY-RUN"),
+        ("LOCKSTUDY-MEMORY-END\n", "LOCKSTUDY-MEMORY-END without a BEGIN"),
+        ("LOCKSTUDY-MEMORY-BEGIN samefile\nLOCKSTUDY-MEMORY-END\n", "memory map of 'samefile' does not follow its result"),
+    ],
+)
+def test_a_broken_memory_map_makes_the_run_incomplete(block: str, problem: str) -> None:
+    run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", block + "LOCKSTUDY-RUN samefile"))
+    assert not run.complete
+    assert problem in run.problems
 
 
 def test_unterminated_lock_registry_makes_the_run_incomplete() -> None:

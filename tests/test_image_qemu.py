@@ -18,6 +18,7 @@ from lockstudy import guest_output, image
 from lockstudy.guest_output import GuestRun, IncompleteRun, parse_console
 from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.qemu import BootResult, QemuBoot, boot
+from analysis.hotlines.symbols import MemoryMap
 
 pytestmark = pytest.mark.qemu
 
@@ -104,6 +105,7 @@ def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_pa
     pft = next(r for r in results if r.testcase == "pft")
     assert pft.metrics["seed_columns"]["Threads"] == cpus
     check_lock_registries(run, results)
+    check_memory_maps(run, results, cpus)
     assert run.lock_event_counts == {}, "the smp build has no lock event counters"
     record_timings(f"ext2-{cpus}cpu", result, run)
 
@@ -122,6 +124,27 @@ REQUESTED_LOCKS = {
 }
 STATIC_LOCKS = [r"bench:lock", r"ext2:sda s_rsv_window_lock", r"ext2:sda s_next_gen_lock", r"bdi:\S+ wb\.list_lock"]
 REQUESTED_KINDS = re.compile(r"^(mm|files|dentry):")
+
+
+# The slab cache each requested or registered lock's object comes from (include/linux/*: the allocation
+# of mm_struct, files_struct, dentry; ext2_sb_info and backing_dev_info are kzalloc'ed).
+LOCK_CACHES = {r"mm:": r"mm_struct", r"files:": r"files_cache", r"dentry:": r"dentry", r"ext2:": r"kmalloc-\w+", r"bdi:": r"kmalloc-\w+"}
+
+
+def check_memory_maps(run: GuestRun, results: list[guest_output.TestcaseResult], cpus: int) -> None:
+    """Each testcase's memory map names every dynamic lock's object by its cache, and has one per-CPU area per CPU."""
+    for index, r in enumerate(results):
+        ranges = run.memory.get(index, [])
+        assert ranges, f"no memory map after {r.testcase}"
+        assert sorted(int(m.name) for m in ranges if m.kind == "percpu") == list(range(cpus)), f"{r.testcase}: per-CPU areas"
+        memory = MemoryMap.of(ranges)
+        for lock in run.locks.get(index, []):
+            cache = next((c for prefix, c in LOCK_CACHES.items() if lock.name.startswith(prefix)), None)
+            if cache is None:
+                continue
+            holder = memory.holding(lock.physical)
+            assert holder is not None and holder.kind == "slab", f"{r.testcase}: {lock.name} at 0x{lock.physical:x} is in no slab of the map"
+            assert re.fullmatch(cache, holder.name), f"{r.testcase}: {lock.name} is in slab cache {holder.name}, not {cache}"
 
 
 def check_lock_registries(run: GuestRun, results: list[guest_output.TestcaseResult]) -> None:

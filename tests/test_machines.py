@@ -435,6 +435,9 @@ LOCKSTUDY-RESULT-END
 LOCKSTUDY-LOCKS-BEGIN kbench
 0xffffffff81d07100 0x0000000001d07100 4 bench:lock
 LOCKSTUDY-LOCKS-END
+LOCKSTUDY-MEMORY-BEGIN kbench
+slab 0x0000000002048000 16384 16384 960 mm_struct
+LOCKSTUDY-MEMORY-END
 LOCKSTUDY-DONE status=ok reason=none results=1 uptime=2.0
 """
 
@@ -443,8 +446,11 @@ def test_guest_summary_of_a_complete_run() -> None:
     summary, incomplete = run_plan.guest_summary(CONSOLE)
     assert incomplete == []
     lock = {"address": "0xffffffff81d07100", "physical": "0x1d07100", "size": 4, "name": "bench:lock"}
+    memory = [["slab", "0x2048000", 16384, 16384, 960, "mm_struct"]]
     # lock_event_counts: None, the kernel has no lock event counters (only the smp-lockevents build has)
-    assert summary["results"] == [{"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [lock], "lock_event_counts": None}]
+    assert summary["results"] == [
+        {"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [lock], "memory": memory, "lock_event_counts": None}
+    ]
     assert summary["done"]["status"] == "ok" and summary["boot"]["cpus"] == "2"
     json.dumps(summary)  # result.json must be able to hold it
 

@@ -20,11 +20,26 @@ symbol+offset): 0 or more for the symbol holding the line's first byte,
 which always comes first when there is one; negative when the first
 object named is a registered lock that begins inside the line.
 
-A line with no System.map symbol and no registered lock is outside the
-image in memory the guest does not describe: "unknown (heap)" (slab
-objects, per-CPU areas, page tables, stacks; see analysis/README.md for
-what the guest would have to report). Without the run's System.map a line
-that no registered lock names is "unknown (no System.map)".
+Run-time memory is named from the guest's memory map (result.json
+`memory` of the ROI's testcase, kernel/patches/README.md): a slab line
+is `slab:<cache>`, its offset the line's first byte in its object; a
+per-CPU line is `percpu:<symbol> [cpu N]`, the symbol from System.map's
+per-CPU symbols (linked at 0, at their offset in each CPU's area); a
+page-table page is `page table`. That name is one more object on the
+line, ordered by its start like the others.
+
+Parts of the image are freed after boot and reused by the page allocator
+(arch/x86/mm/init.c, init_64.c): the init sections [__init_begin,
+__init_end), the text/rodata gap [PFN_ALIGN(_etext), __start_rodata) and
+the rodata/data gap [PFN_ALIGN(__end_rodata), _sdata). System.map names
+nothing there; the brk area [__brk_base, __brk_limit) holds early page
+tables up to a run-time bound and free pages after it, so System.map's
+aliases at its start name nothing there either ("unknown (brk area)").
+
+A line that nothing names is in memory the guest does not describe:
+"unknown (heap)" (kernel stacks, page cache and user pages, free pages).
+Without the run's System.map a line that no registered lock or map names
+is "unknown (no System.map)".
 """
 
 from __future__ import annotations
@@ -37,6 +52,7 @@ from pathlib import Path
 
 from analysis.hotlines.errors import HotlinesError
 from analysis.protocol_trace import TracedLock
+from lockstudy.guest_output import MemoryRange
 
 HEX = 16
 MAP_FIELDS = 3  # address, type, name
@@ -46,6 +62,17 @@ STATIC_PREFIX = "static:"  # analysis/locks.py names a System.map lock so
 SEPARATOR = " | "
 UNKNOWN_HEAP = "unknown (heap)"
 UNKNOWN_NO_MAP = "unknown (no System.map)"
+UNKNOWN_BRK = "unknown (brk area)"
+PAGE_BYTES = 4096
+PERCPU_START, PERCPU_END = "__per_cpu_start", "__per_cpu_end"
+BRK_START, BRK_END = "__brk_base", "__brk_limit"
+# (first symbol, rounded up to a page?, end symbol): image ranges freed after boot (module docstring)
+FREED_AFTER_BOOT = (("__init_begin", False, "__init_end"), ("_etext", True, "__start_rodata"), ("__end_rodata", True, "_sdata"))
+SLAB, PERCPU, PAGETABLE = "slab", "percpu", "pagetable"
+
+
+def _page_up(address: int) -> int:
+    return -(-address // PAGE_BYTES) * PAGE_BYTES
 
 
 @dataclass(frozen=True)
@@ -57,21 +84,36 @@ class SymbolTable:
     names: tuple[str, ...]
     image_start: int
     image_end: int
+    freed: tuple[tuple[int, int], ...] = ()  # [start, end) of image parts freed after boot
+    brk: tuple[int, int] | None = None
+    percpu_starts: tuple[int, ...] = ()  # per-CPU symbols: offsets in each CPU's area
+    percpu_names: tuple[str, ...] = ()
+
+    def in_brk(self, line: int) -> bool:
+        return self.brk is not None and self.brk[0] <= line < self.brk[1]
 
     def on_line(self, line: int, line_bytes: int) -> list[tuple[int, str]]:
         """(start, name) of the symbol holding the line's first byte and of every symbol starting inside the line."""
-        if not self.image_start <= line < self.image_end:
+        if not self.image_start <= line < self.image_end or self.in_brk(line):
+            return []
+        if any(start <= line < end for start, end in self.freed):
             return []
         holder = bisect_right(self.starts, line) - 1
         first = bisect_left(self.starts, self.starts[holder]) if holder >= 0 else 0  # its aliases too
         last = bisect_left(self.starts, min(line + line_bytes, self.image_end))
         return [(self.starts[i], self.names[i]) for i in range(first, last)]
 
+    def percpu_symbol(self, offset: int) -> tuple[int, str] | None:
+        """(start, name) of the per-CPU symbol holding this offset of a CPU's area."""
+        index = bisect_right(self.percpu_starts, offset) - 1
+        return (self.percpu_starts[index], self.percpu_names[index]) if index >= 0 else None
+
 
 @lru_cache(maxsize=None)
 def read_system_map(path: Path, image_base: int) -> SymbolTable:
     """A System.map's image symbols (read once per file: every run of a kernel build shares it)."""
     symbols: list[tuple[int, str]] = []
+    low: list[tuple[int, str]] = []  # below the image base: per-CPU offsets and absolute values
     try:
         text = path.read_text()
     except OSError as exc:
@@ -86,24 +128,88 @@ def read_system_map(path: Path, image_base: int) -> SymbolTable:
             raise HotlinesError(f"{path}:{number}: address {words[0]!r} is not hex") from None
         if address >= image_base:
             symbols.append((address - image_base, words[2]))
+        else:
+            low.append((address, words[2]))
     symbols.sort()
     by_name = {name: start for start, name in symbols}
     for bound in (IMAGE_START, IMAGE_END):
         if bound not in by_name:
             raise HotlinesError(f"{path}: no symbol {bound}: the image's bounds are not known")
-    return SymbolTable(str(path), tuple(s for s, _ in symbols), tuple(n for _, n in symbols), by_name[IMAGE_START], by_name[IMAGE_END])
+    freed = tuple(
+        (_page_up(by_name[first]) if round_up else by_name[first], by_name[end])
+        for first, round_up, end in FREED_AFTER_BOOT
+        if first in by_name and end in by_name
+    )
+    brk = (by_name[BRK_START], by_name[BRK_END]) if BRK_START in by_name and BRK_END in by_name else None
+    low_by_name = {name: address for address, name in low}
+    percpu: list[tuple[int, str]] = []
+    if PERCPU_START in low_by_name and PERCPU_END in low_by_name:
+        begin, end = low_by_name[PERCPU_START], low_by_name[PERCPU_END]
+        percpu = sorted((address - begin, name) for address, name in low if begin <= address < end and name != PERCPU_START)
+    return SymbolTable(
+        str(path), tuple(s for s, _ in symbols), tuple(n for _, n in symbols), by_name[IMAGE_START], by_name[IMAGE_END],
+        freed, brk, tuple(a for a, _ in percpu), tuple(n for _, n in percpu),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MemoryMap:
+    """One ROI's memory map from the guest (kernel/patches/README.md), by physical start."""
+
+    starts: tuple[int, ...]
+    ranges: tuple[MemoryRange, ...]
+
+    @classmethod
+    def of(cls, ranges: Iterable[MemoryRange]) -> "MemoryMap":
+        ordered = sorted(ranges, key=lambda r: r.physical)
+        return cls(tuple(r.physical for r in ordered), tuple(ordered))
+
+    def holding(self, line: int) -> MemoryRange | None:
+        index = bisect_right(self.starts, line) - 1
+        if index < 0:
+            return None
+        found = self.ranges[index]
+        return found if line < found.physical + found.size else None
+
+    def object_on(self, line: int, symbols: SymbolTable | None) -> tuple[int, str] | None:
+        """(start, name) of the run-time object holding the line's first byte, or None."""
+        found = self.holding(line)
+        if found is None:
+            return None
+        offset = line - found.physical
+        if found.kind == SLAB and found.slab_bytes > 0 and found.object_bytes > 0:
+            in_slab = offset % found.slab_bytes
+            index = in_slab // found.object_bytes
+            if (index + 1) * found.object_bytes > found.slab_bytes:
+                return line - in_slab % found.object_bytes, f"slab:{found.name} (slab tail)"
+            return line - in_slab % found.object_bytes, f"slab:{found.name}"
+        if found.kind == PERCPU:
+            symbol = symbols.percpu_symbol(offset) if symbols is not None else None
+            if symbol is None:
+                return found.physical, f"percpu [cpu {found.name}]"
+            return found.physical + symbol[0], f"percpu:{symbol[1]} [cpu {found.name}]"
+        if found.kind == PAGETABLE:
+            return line - offset % PAGE_BYTES, "page table"
+        return found.physical, found.kind
 
 
 def locks_on_line(locks: Iterable[TracedLock], line: int, line_bytes: int) -> list[tuple[int, str]]:
     return sorted((lock.physical, lock.name) for lock in locks if lock.physical < line + line_bytes and lock.physical + max(lock.size, 1) > line)
 
 
-def symbolise(line: int, line_bytes: int, symbols: SymbolTable | None, locks: Iterable[TracedLock]) -> tuple[str, int | None]:
+def symbolise(
+    line: int, line_bytes: int, symbols: SymbolTable | None, locks: Iterable[TracedLock], memory: MemoryMap | None = None
+) -> tuple[str, int | None]:
     """(name, offset) of a line: see the module's docstring for which object comes first and why."""
     named = symbols.on_line(line, line_bytes) if symbols is not None else []
     seen = {name for _, name in named}
     registered = [(start, name) for start, name in locks_on_line(locks, line, line_bytes) if name.removeprefix(STATIC_PREFIX) not in seen]
-    objects = sorted([(start, 0, name) for start, name in named] + [(start, 1, name) for start, name in registered])
+    run_time = memory.object_on(line, symbols) if memory is not None else None
+    objects = sorted(
+        [(start, 0, name) for start, name in named] + ([(run_time[0], 1, run_time[1])] if run_time else []) + [(start, 2, name) for start, name in registered]
+    )
     if not objects:
+        if symbols is not None and symbols.in_brk(line):
+            return UNKNOWN_BRK, None
         return (UNKNOWN_HEAP if symbols is not None else UNKNOWN_NO_MAP), None
     return SEPARATOR.join(name for _, _, name in objects), line - objects[0][0]

@@ -5,11 +5,11 @@ Each run with `roi.trace.gz` on a Ruby machine is profiled once
 (symbols.py) are given here, afterwards: a System.map that appears later
 names lines without a rescan.
 
-The bus machine (classic caches) has no per-line trace in the study:
-gem5-configs/run.py can make one (`--trace classic`: gem5's Cache,
-CoherentXBar and SnoopFilter debug lines, one per access and snoop, not
-ProtocolTrace), no campaign asks for it, and this profile does not read
-it; such runs are listed in `notes`.
+A bus-machine run (classic caches) traced with `--trace classic`
+(gem5's Cache, CoherentXBar and SnoopFilter debug lines, not
+ProtocolTrace) is profiled from those lines (classic.py), and its
+requests are checked against the bus's own transDist in stats.txt; a
+mismatch is listed in `notes`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, stat
 from analysis.metrics import study_of, variant_of
 from analysis.protocol_trace import TracedLock
 from analysis.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
+from lockstudy.guest_output import MemoryRange
 
 RUBY = "ruby"
 COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share"]
@@ -36,14 +37,25 @@ COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "i
 
 @dataclass(frozen=True)
 class RunNamer:
-    """Names the lines of one run: its kernel's System.map (if still there) and its registered locks."""
+    """Names the lines of one run: its kernel's System.map (if still there), its registered locks, each ROI's memory map."""
 
     line_bytes: int
     symbol_table: symbols.SymbolTable | None
     locks: tuple[TracedLock, ...]
+    memory: tuple[symbols.MemoryMap | None, ...] = ()  # by ROI (testcase index); None: the guest printed none
 
-    def name(self, line: int) -> tuple[str, int | None]:
-        return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks)
+    def name(self, line: int, roi: int = 0) -> tuple[str, int | None]:
+        memory = self.memory[roi] if roi < len(self.memory) else None
+        return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks, memory)
+
+
+def memory_maps(result: dict[str, Any]) -> tuple[symbols.MemoryMap | None, ...]:
+    """Each testcase's memory map from result.json (None for a testcase without one: an older kernel)."""
+    maps: list[symbols.MemoryMap | None] = []
+    for entry in result.get("guest", {}).get("results", []):
+        ranges = entry.get("memory")
+        maps.append(symbols.MemoryMap.of(MemoryRange.from_list(r) for r in ranges) if ranges else None)
+    return tuple(maps)
 
 
 @dataclass
@@ -116,7 +128,9 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
         registered = registered_locks(run.info.result)
         map_file = system_map_file(run.info.result)
         symbol_table = symbols.read_system_map(map_file, image_base) if map_file is not None else None
-        namer = tables.namers[job.key] = RunNamer(job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)))
+        namer = tables.namers[job.key] = RunNamer(
+            job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)), memory_maps(run.info.result)
+        )
         profiles = all_profiles[job.key]
         if job.protocol == CLASSIC and run.info.gem5_dir is not None and (run.info.gem5_dir / STATS_FILE).is_file():
             problem = check_against_stats(profiles, (run.info.gem5_dir / STATS_FILE).read_text())
@@ -126,7 +140,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
             tables.profiles[(job.key, roi)] = roi_profile
             tables.labels[(job.key, roi)] = (study, config)
             for rank, traffic in enumerate(roi_profile.ranked()[: hotline_rules.csv_top_lines], 1):
-                name = namer.name(traffic.line)
+                name = namer.name(traffic.line, roi)
                 rows.append(
                     {
                         "study": study,
@@ -166,8 +180,8 @@ def study_lines(tables: HotlineTables, study: str, top: int) -> tuple[list[dict[
     out = []
     for line, counts in ranked[:top]:
         named: list[tuple[str, int | None]] = []
-        for run_id in sorted({run_id for run_id, roi in keys if line in tables.profiles[(run_id, roi)].lines}):
-            name = tables.namers[run_id].name(line)
+        for run_id, roi in sorted({(run_id, roi) for run_id, roi in keys if line in tables.profiles[(run_id, roi)].lines}):
+            name = tables.namers[run_id].name(line, roi)
             if name not in named:
                 named.append(name)
         out.append(

@@ -77,6 +77,7 @@ class QemuBackend:
                 "settings": guest.settings,
                 "results": [r.data for r in guest.parsed],
                 "locks": [[lock.as_dict() for lock in guest.locks.get(i, [])] for i in range(len(guest.parsed))],
+                "memory": [[entry.as_list() for entry in guest.memory.get(i, [])] for i in range(len(guest.parsed))],
                 "lock_event_counts": [guest.lock_event_counts.get(i) for i in range(len(guest.parsed))],
             },
         }
