@@ -17,7 +17,9 @@ The protocol (written by disk-image/overlay/init):
     LOCKSTUDY-MEMORY-BEGIN <testcase>            what the kernel's run-time memory held
     slab <physical> <bytes> <slab bytes> <object bytes> <cache>
     percpu <physical> <bytes> <cpu>              after that testcase (lockstudy kernel
-    pagetable <physical> <bytes>                 only; kernel/patches/README.md)
+    table <physical> <bytes> <offset> <name>     only; kernel/patches/README.md)
+    stack <physical> <bytes> <pid> <comm>
+    pagetable|anon|file|reserved|free <physical> <bytes>
     LOCKSTUDY-MEMORY-END
     LOCKSTUDY-LOCKEVENTS <testcase> <event>=<count> ...
                                                  the kernel's lock event counters over
@@ -61,10 +63,15 @@ LOCK_EVENTS = "LOCKSTUDY-LOCKEVENTS"
 LOCK_EVENT_WORD = re.compile(r"^([a-z0-9_]+)=(\d+)$")
 # A line of /sys/kernel/lockstudy/locks (kernel/patches/README.md).
 REGISTRY_LINE = re.compile(r"^0x([0-9a-f]+) 0x([0-9a-f]+) (\d+) (\S.*)$")
-# A line of /sys/kernel/lockstudy/memory (kernel/patches/README.md).
-MEMORY_LINE = re.compile(
-    r"^(?:(slab) 0x([0-9a-f]+) (\d+) (\d+) (\d+) (\S.*)|(percpu) 0x([0-9a-f]+) (\d+) (\d+)|(pagetable) 0x([0-9a-f]+) (\d+))$"
-)
+# A line of /sys/kernel/lockstudy/memory (kernel/patches/README.md): its kind, then its fields.
+HEX_FIELD, NUMBER, REST = r"0x([0-9a-f]+)", r"(\d+)", r"(\S.*)"
+MEMORY_LINES = {
+    "slab": re.compile(rf"^slab {HEX_FIELD} {NUMBER} {NUMBER} {NUMBER} {REST}$"),  # bytes, slab bytes, object bytes, cache
+    "percpu": re.compile(rf"^percpu {HEX_FIELD} {NUMBER} {NUMBER}$"),  # bytes, cpu
+    "table": re.compile(rf"^table {HEX_FIELD} {NUMBER} {NUMBER} {REST}$"),  # bytes, offset in the table, its name
+    "stack": re.compile(rf"^stack {HEX_FIELD} {NUMBER} {NUMBER} {REST}$"),  # bytes, pid, comm
+    **{kind: re.compile(rf"^{kind} {HEX_FIELD} {NUMBER}$") for kind in ("pagetable", "anon", "file", "reserved", "free")},
+}
 # A protocol line may follow other text on the same console line (a kernel
 # message without its newline); it always runs to the end of the line.
 PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")
@@ -119,7 +126,9 @@ class MemoryRange:
     kind "slab": adjacent slabs of one cache (`name`), each `slab_bytes`
     long, objects every `object_bytes` from each slab's start; "percpu":
     one CPU's copy of the static per-CPU section (`name` is the CPU);
-    "pagetable": page-table pages (no name)."""
+    "table": part of a large system hash table (`name`), `table_offset`
+    bytes into it; "stack": a task's kernel stack (`name` is comm/pid);
+    "pagetable", "anon", "file", "reserved", "free": pages of that kind (no name)."""
 
     kind: str
     physical: int
@@ -127,27 +136,39 @@ class MemoryRange:
     slab_bytes: int = 0
     object_bytes: int = 0
     name: str = ""
+    table_offset: int = 0
 
     def as_list(self) -> list[Any]:
-        """Compact for result.json (a map holds thousands of ranges): [kind, physical, size, slab bytes, object bytes, name]."""
-        return [self.kind, f"0x{self.physical:x}", self.size, self.slab_bytes, self.object_bytes, self.name]
+        """Compact for result.json (a map holds thousands of ranges): [kind, physical, size, slab bytes, object bytes, name, table offset]."""
+        return [self.kind, f"0x{self.physical:x}", self.size, self.slab_bytes, self.object_bytes, self.name, self.table_offset]
 
     @classmethod
     def from_list(cls, entry: list[Any]) -> "MemoryRange":
-        kind, physical, size, slab_bytes, object_bytes, name = entry
-        return cls(str(kind), int(str(physical), 16), int(size), int(slab_bytes), int(object_bytes), str(name))
+        """The inverse of as_list; also the first layout, without the table offset. ValueError for anything else."""
+        if not isinstance(entry, list) or len(entry) not in (6, 7):
+            raise ValueError(f"a memory range is [kind, physical, size, slab bytes, object bytes, name, table offset], not {entry!r}")
+        kind, physical, size, slab_bytes, object_bytes, name, *rest = entry
+        return cls(str(kind), int(str(physical), 16), int(size), int(slab_bytes), int(object_bytes), str(name), int(rest[0]) if rest else 0)
 
 
 def memory_range(text: str) -> MemoryRange | None:
     """A memory map line, or None when it is not one."""
-    m = MEMORY_LINE.match(text)
+    kind = text.partition(" ")[0]
+    pattern = MEMORY_LINES.get(kind)
+    m = pattern.match(text) if pattern is not None else None
     if m is None:
         return None
-    if m.group(1):
-        return MemoryRange("slab", int(m.group(2), 16), int(m.group(3)), int(m.group(4)), int(m.group(5)), m.group(6))
-    if m.group(7):
-        return MemoryRange("percpu", int(m.group(8), 16), int(m.group(9)), name=m.group(10))
-    return MemoryRange("pagetable", int(m.group(12), 16), int(m.group(13)))
+    physical, size = int(m.group(1), 16), int(m.group(2))
+    match kind:
+        case "slab":
+            return MemoryRange(kind, physical, size, int(m.group(3)), int(m.group(4)), m.group(5))
+        case "percpu":
+            return MemoryRange(kind, physical, size, name=m.group(3))
+        case "table":
+            return MemoryRange(kind, physical, size, name=m.group(4), table_offset=int(m.group(3)))
+        case "stack":
+            return MemoryRange(kind, physical, size, name=f"{m.group(4)}/{m.group(3)}")
+    return MemoryRange(kind, physical, size)
 
 
 @dataclass

@@ -156,6 +156,26 @@ def test_the_memory_map_names_slab_objects_per_cpu_symbols_and_page_tables(run_t
     assert symbolise(0x4002000, LINE, run_time_table, (), memory) == (UNKNOWN_HEAP, None)  # past the map's ranges
 
 
+def test_the_memory_map_names_hash_tables_stacks_and_user_pages(run_time_table) -> None:  # type: ignore[no-untyped-def]
+    memory = MemoryMap.of(
+        [
+            # a vmalloc'ed table in two physically separate runs: the second holds its bytes from 0x2000 on
+            MemoryRange("table", 0x5000000, 0x2000, name="Dentry cache"),
+            MemoryRange("table", 0x6000000, 0x1000, name="Dentry cache", table_offset=0x2000),
+            MemoryRange("stack", 0x7000000, 0x4000, name="fsmix/57"),
+            MemoryRange("anon", 0x8000000, 0x2000),
+            MemoryRange("file", 0x8002000, 0x1000),
+            MemoryRange("reserved", 0x9000000, 0x1000),
+        ]
+    )
+    assert symbolise(0x5001FC0, LINE, run_time_table, (), memory) == ("table:Dentry cache", 0x1FC0)
+    assert symbolise(0x6000040, LINE, run_time_table, (), memory) == ("table:Dentry cache", 0x2040)
+    assert symbolise(0x7003F80, LINE, run_time_table, (), memory) == ("stack:fsmix/57", 0x3F80)
+    assert symbolise(0x8001040, LINE, run_time_table, (), memory) == ("user page (anon)", 0x40)
+    assert symbolise(0x8002080, LINE, run_time_table, (), memory) == ("page cache", 0x80)
+    assert symbolise(0x9000000, LINE, run_time_table, (), memory) == ("reserved page", 0)
+
+
 def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table) -> None:  # type: ignore[no-untyped-def]
     memory = MemoryMap.of([MemoryRange("slab", 0x1005000, 4096, 4096, 64, "kmalloc-64")])
     assert symbolise(0x1005040, LINE, run_time_table, (), memory) == ("slab:kmalloc-64", 0)

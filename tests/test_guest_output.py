@@ -134,14 +134,29 @@ def test_memory_map_after_a_result_is_kept_by_testcase_index() -> None:
         "slab 0x0000000002048000 16384 16384 960 mm_struct\n"
         "[    2.0] random: crng init done\n"
         "pagetable 0x000000000204e000 8192\n"
+        "table 0x0000000002260000 65536 0 futex\n"
+        "table 0x0000000002270000 4096 8192 Dentry cache\n"
+        "stack 0x00000000020c4000 16384 1 init\n"
+        "stack 0x0000000002114000 16384 0 swapper/1\n"
+        "anon 0x0000000003000000 8192\n"
+        "file 0x0000000003002000 4096\n"
+        "reserved 0x0000000000001000 4096\n"
+        "table 0x0000000002270000 4096 Dentry cache\n"  # malformed: no offset, so not a map line
         "LOCKSTUDY-MEMORY-END\n"
     )
     run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", memory + "LOCKSTUDY-RUN samefile"))
     assert run.complete
-    assert [(m.kind, m.physical, m.size, m.slab_bytes, m.object_bytes, m.name) for m in run.memory[0]] == [
-        ("percpu", 0x1F400000, 127512, 0, 0, "0"),
-        ("slab", 0x2048000, 16384, 16384, 960, "mm_struct"),
-        ("pagetable", 0x204E000, 8192, 0, 0, ""),
+    assert [(m.kind, m.physical, m.size, m.slab_bytes, m.object_bytes, m.name, m.table_offset) for m in run.memory[0]] == [
+        ("percpu", 0x1F400000, 127512, 0, 0, "0", 0),
+        ("slab", 0x2048000, 16384, 16384, 960, "mm_struct", 0),
+        ("pagetable", 0x204E000, 8192, 0, 0, "", 0),
+        ("table", 0x2260000, 65536, 0, 0, "futex", 0),
+        ("table", 0x2270000, 4096, 0, 0, "Dentry cache", 8192),
+        ("stack", 0x20C4000, 16384, 0, 0, "init/1", 0),
+        ("stack", 0x2114000, 16384, 0, 0, "swapper/1/0", 0),
+        ("anon", 0x3000000, 8192, 0, 0, "", 0),
+        ("file", 0x3002000, 4096, 0, 0, "", 0),
+        ("reserved", 0x1000, 4096, 0, 0, "", 0),
     ]
     assert [MemoryRange.from_list(m.as_list()) for m in run.memory[0]] == run.memory[0]
     assert 1 not in run.memory

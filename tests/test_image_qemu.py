@@ -105,7 +105,7 @@ def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_pa
     pft = next(r for r in results if r.testcase == "pft")
     assert pft.metrics["seed_columns"]["Threads"] == cpus
     check_lock_registries(run, results)
-    check_memory_maps(run, results, cpus)
+    check_memory_maps(run, results, cpus, result.console)
     assert run.lock_event_counts == {}, "the smp build has no lock event counters"
     record_timings(f"ext2-{cpus}cpu", result, run)
 
@@ -131,12 +131,19 @@ REQUESTED_KINDS = re.compile(r"^(mm|files|dentry):")
 LOCK_CACHES = {r"mm:": r"mm_struct", r"files:": r"files_cache", r"dentry:": r"dentry", r"ext2:": r"kmalloc-\w+", r"bdi:": r"kmalloc-\w+"}
 
 
-def check_memory_maps(run: GuestRun, results: list[guest_output.TestcaseResult], cpus: int) -> None:
-    """Each testcase's memory map names every dynamic lock's object by its cache, and has one per-CPU area per CPU."""
+def check_memory_maps(run: GuestRun, results: list[guest_output.TestcaseResult], cpus: int, console: str) -> None:
+    """Each testcase's memory map parses whole, names every dynamic lock's object by its cache, has one per-CPU area
+    and one idle stack per CPU, PID 1's stack, and the dentry, inode and futex hash tables."""
+    blocks = re.findall(r"LOCKSTUDY-MEMORY-BEGIN \S+\n(.*?)LOCKSTUDY-MEMORY-END", console.replace("\r", ""), re.S)
+    assert len(blocks) == len(results)
     for index, r in enumerate(results):
         ranges = run.memory.get(index, [])
-        assert ranges, f"no memory map after {r.testcase}"
+        printed = [line for line in blocks[index].splitlines() if line and not line.startswith("[")]  # kernel messages aside
+        assert len(ranges) == len(printed), f"{r.testcase}: lines the parser did not take: {set(printed) - {line for line in printed if guest_output.memory_range(line)}}"
         assert sorted(int(m.name) for m in ranges if m.kind == "percpu") == list(range(cpus)), f"{r.testcase}: per-CPU areas"
+        stacks = [m.name for m in ranges if m.kind == "stack"]
+        assert "init/1" in stacks and sum(name.endswith("/0") for name in stacks) == cpus, f"{r.testcase}: stacks {stacks[:8]}"
+        assert {"Dentry cache", "Inode-cache", "futex"} <= {m.name for m in ranges if m.kind == "table"}, f"{r.testcase}: hash tables"
         memory = MemoryMap.of(ranges)
         for lock in run.locks.get(index, []):
             cache = next((c for prefix, c in LOCK_CACHES.items() if lock.name.startswith(prefix)), None)

@@ -446,7 +446,7 @@ def test_guest_summary_of_a_complete_run() -> None:
     summary, incomplete = run_plan.guest_summary(CONSOLE)
     assert incomplete == []
     lock = {"address": "0xffffffff81d07100", "physical": "0x1d07100", "size": 4, "name": "bench:lock"}
-    memory = [["slab", "0x2048000", 16384, 16384, 960, "mm_struct"]]
+    memory = [["slab", "0x2048000", 16384, 16384, 960, "mm_struct", 0]]
     # lock_event_counts: None, the kernel has no lock event counters (only the smp-lockevents build has)
     assert summary["results"] == [
         {"testcase": "kbench", "result": {"testcase": "kbench", "ops": 1000}, "locks": [lock], "memory": memory, "lock_event_counts": None}

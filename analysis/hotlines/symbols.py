@@ -25,8 +25,11 @@ Run-time memory is named from the guest's memory map (result.json
 is `slab:<cache>`, its offset the line's first byte in its object; a
 per-CPU line is `percpu:<symbol> [cpu N]`, the symbol from System.map's
 per-CPU symbols (linked at 0, at their offset in each CPU's area); a
-page-table page is `page table`. That name is one more object on the
-line, ordered by its start like the others.
+large system hash is `table:<name>` (offset into the table), a kernel
+stack `stack:<comm>/<pid>` (offset from its lowest byte), and whole
+pages `page table`, `user page (anon)`, `page cache`, `reserved page` or
+`free page (when the map was read)` (offset in the page). That name is one more object on the line, ordered
+by its start like the others.
 
 Parts of the image are freed after boot and reused by the page allocator
 (arch/x86/mm/init.c, init_64.c): the init sections [__init_begin,
@@ -37,7 +40,8 @@ tables up to a run-time bound and free pages after it, so System.map's
 aliases at its start name nothing there either ("unknown (brk area)").
 
 A line that nothing names is in memory the guest does not describe:
-"unknown (heap)" (kernel stacks, page cache and user pages, free pages).
+"unknown (heap)" (pages the kernel took from the page allocator for
+itself: pipe buffers, block I/O pages, vmalloc areas).
 Without the run's System.map a line that no registered lock or map names
 is "unknown (no System.map)".
 """
@@ -68,7 +72,9 @@ PERCPU_START, PERCPU_END = "__per_cpu_start", "__per_cpu_end"
 BRK_START, BRK_END = "__brk_base", "__brk_limit"
 # (first symbol, rounded up to a page?, end symbol): image ranges freed after boot (module docstring)
 FREED_AFTER_BOOT = (("__init_begin", False, "__init_end"), ("_etext", True, "__start_rodata"), ("__end_rodata", True, "_sdata"))
-SLAB, PERCPU, PAGETABLE = "slab", "percpu", "pagetable"
+SLAB, PERCPU, TABLE, STACK = "slab", "percpu", "table", "stack"
+# kinds of whole pages, and the name a line in one gets (its offset: in the page)
+PAGE_KINDS = {"pagetable": "page table", "anon": "user page (anon)", "file": "page cache", "reserved": "reserved page", "free": "free page (when the map was read)"}
 
 
 def _page_up(address: int) -> int:
@@ -188,8 +194,12 @@ class MemoryMap:
             if symbol is None:
                 return found.physical, f"percpu [cpu {found.name}]"
             return found.physical + symbol[0], f"percpu:{symbol[1]} [cpu {found.name}]"
-        if found.kind == PAGETABLE:
-            return line - offset % PAGE_BYTES, "page table"
+        if found.kind == TABLE:
+            return found.physical - found.table_offset, f"table:{found.name}"
+        if found.kind == STACK:
+            return found.physical, f"stack:{found.name}"
+        if found.kind in PAGE_KINDS:
+            return line - offset % PAGE_BYTES, PAGE_KINDS[found.kind]
         return found.physical, found.kind
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.hotlines import symbols
+from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
 from analysis.hotlines.classic import check_against_stats
@@ -49,12 +50,15 @@ class RunNamer:
         return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks, memory)
 
 
-def memory_maps(result: dict[str, Any]) -> tuple[symbols.MemoryMap | None, ...]:
-    """Each testcase's memory map from result.json (None for a testcase without one: an older kernel)."""
+def memory_maps(result: dict[str, Any], where: str) -> tuple[symbols.MemoryMap | None, ...]:
+    """Each testcase's memory map from result.json (None for a testcase without one: an older kernel); `where` names the file."""
     maps: list[symbols.MemoryMap | None] = []
-    for entry in result.get("guest", {}).get("results", []):
+    for index, entry in enumerate(result.get("guest", {}).get("results", [])):
         ranges = entry.get("memory")
-        maps.append(symbols.MemoryMap.of(MemoryRange.from_list(r) for r in ranges) if ranges else None)
+        try:
+            maps.append(symbols.MemoryMap.of([MemoryRange.from_list(r) for r in ranges]) if ranges else None)
+        except (TypeError, ValueError) as exc:
+            raise HotlinesError(f"{where}: guest.results[{index}].memory: {exc}") from None
     return tuple(maps)
 
 
@@ -129,7 +133,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
         map_file = system_map_file(run.info.result)
         symbol_table = symbols.read_system_map(map_file, image_base) if map_file is not None else None
         namer = tables.namers[job.key] = RunNamer(
-            job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)), memory_maps(run.info.result)
+            job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)), memory_maps(run.info.result, str(run.info.gem5_dir / "result.json") if run.info.gem5_dir else run.info.run_id)
         )
         profiles = all_profiles[job.key]
         if job.protocol == CLASSIC and run.info.gem5_dir is not None and (run.info.gem5_dir / STATS_FILE).is_file():
