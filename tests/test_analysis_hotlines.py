@@ -257,6 +257,8 @@ def test_the_report_writes_hotlines_csv_and_its_section(tmp_path: Path) -> None:
     assert (out / "metrics.csv").is_file()
     markdown = (out / "report.md").read_text()
     assert "## Hot lines" in markdown and "| 1 | 0x1d08100 | bench:lock \\| bench:shared\\_noise | +0x0 | 2 | 2 | 3 | 66.7% | 1 |" in markdown
+    # the same lines by object: bench:guarded_data's line and the unnamed one are objects of their own
+    assert "the top 3 objects, their lines summed" in markdown and "| bench:guarded\\_data | 1 | 1 | 0 | 1 | 33.3% |" in markdown
 
 
 def test_a_damaged_trace_ends_the_report_with_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

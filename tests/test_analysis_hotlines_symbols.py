@@ -18,6 +18,7 @@ from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.symbols import UNKNOWN_BRK, UNKNOWN_HEAP, UNKNOWN_NO_MAP, MemoryMap, read_system_map, symbolise
 from analysis.locks import load_static_locks
 from analysis.protocol_trace import TracedLock
+from analysis.hotlines.table import object_of
 from lockstudy.guest_output import MemoryRange
 
 LINE = 64
@@ -179,3 +180,18 @@ def test_the_memory_map_names_hash_tables_stacks_and_user_pages(run_time_table) 
 def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table) -> None:  # type: ignore[no-untyped-def]
     memory = MemoryMap.of([MemoryRange("slab", 0x1005000, 4096, 4096, 64, "kmalloc-64")])
     assert symbolise(0x1005040, LINE, run_time_table, (), memory) == ("slab:kmalloc-64", 0)
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("percpu:qnodes [cpu 3]", "percpu:qnodes"),
+        ("stack:kworker/0:1/29", "stack:kworker/0:1"),
+        ("slab:dentry (slab tail)", "slab:dentry"),
+        ("slab:mm_struct | mm:171 mmap_lock", "slab:mm_struct | mm:<pid> mmap_lock"),
+        ("table:Dentry cache", "table:Dentry cache"),
+        ("rename_lock", "rename_lock"),
+    ],
+)
+def test_an_object_counts_every_instance_as_one(name: str, kind: str) -> None:
+    assert object_of(name) == kind

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.hotlines.rules import load_rules
-from analysis.hotlines.table import HotlineTables, study_lines
+from analysis.hotlines.table import HotlineTables, study_lines, study_objects
 from analysis.report_render import Section, Table
 
 OUTSIDE_CAMPAIGN = "runs outside a campaign"
@@ -32,15 +32,21 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
         "L1s, CHI's private L2s) and its node `crossings` (messages between a controller and the line's home on another "
         "node; only messages one trace line names both ends of, so a lower bound: analysis/data/hotlines.toml). `share` is the line's part of all the study's traced requests. A line's counts are "
         "summed over the study's traced ROIs (its runs restore one boot checkpoint per size, so an address is the same "
-        "object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start) and the "
-        "guest's registered locks on the line; `unknown (heap)` is memory the guest does not describe (slab, per-CPU "
-        "areas, stacks). hotlines.csv has each ROI's own top lines."
+        "object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start), the "
+        "guest's registered locks on the line, and what the guest's memory map says the memory is (`slab:<cache>`, "
+        "offset into the object; `table:<hash>`; `stack:<task>`; `percpu:<symbol> [cpu N]`; user, page-cache, "
+        "reserved or free pages); `unknown (heap)` is memory nothing describes, and every run-time line of a run "
+        "whose kernel printed no map. hotlines.csv has each ROI's own top lines. A second table per study sums "
+        "the lines by object: one slab cache, hash table, per-CPU symbol or task's stack, whichever instance."
     )
     studies = sorted({study for study, _config in tables.labels.values()})
     for study in studies:
         lines, rois = study_lines(tables, study, top)
         if lines:
             section.tables.append(Table(f"{study or OUTSIDE_CAMPAIGN}: the top {len(lines)} lines over {rois} traced ROI(s)", _frame(lines)))
+            objects = pd.DataFrame(study_objects(tables, study, top))
+            objects["share"] = objects["share"].map(lambda share: f"{share:.1%}")
+            section.tables.append(Table(f"{study or OUTSIDE_CAMPAIGN}: the top {len(objects)} objects, their lines summed", objects))
     if not studies:
         section.paragraphs.append("No run of these results is traced (`trace = \"protocol\"` or `\"classic\"`): no hot-line profile.")
     classic = int((hierarchies == CLASSIC).sum())

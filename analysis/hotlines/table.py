@@ -14,6 +14,7 @@ mismatch is listed in `notes`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -201,3 +202,47 @@ def study_lines(tables: HotlineTables, study: str, top: int) -> tuple[list[dict[
             }
         )
     return out, len(keys)
+
+
+# Parts of a line's name that tell one instance of an object from another: a CPU, a task's or a process's id.
+INSTANCE_PARTS = (re.compile(r" \[cpu \d+\]"), re.compile(r"(?<=^stack:)(.*)/\d+$"), re.compile(r" \(slab tail\)"))
+PROCESS_ID = re.compile(r":\d+ ")
+
+
+def object_of(name: str) -> str:
+    """The kind of object a line's name is in: per-CPU copies, tasks' stacks and processes' locks counted as one."""
+    parts = []
+    for part in name.split(symbols.SEPARATOR):
+        part = INSTANCE_PARTS[0].sub("", part)
+        part = INSTANCE_PARTS[1].sub(lambda m: m.group(1), part)
+        part = INSTANCE_PARTS[2].sub("", part)
+        parts.append(PROCESS_ID.sub(":<pid> ", part))
+    return symbols.SEPARATOR.join(parts)
+
+
+def study_objects(tables: HotlineTables, study: str, top: int) -> list[dict[str, Any]]:
+    """The study's `top` objects (object_of each line's name), lines and counts summed over its traced ROIs."""
+    keys = [key for key, (label_study, _config) in tables.labels.items() if label_study == study]
+    summed: dict[str, Counter[str]] = {}
+    lines: dict[str, set[int]] = {}
+    total = 0
+    for run_id, roi in keys:
+        roi_profile = tables.profiles[(run_id, roi)]
+        total += roi_profile.total_requests
+        for traffic in roi_profile.lines.values():
+            kind = object_of(tables.namers[run_id].name(traffic.line, roi)[0])
+            summed.setdefault(kind, Counter()).update(requests=traffic.requests, invalidations=traffic.invalidations, crossings=traffic.crossings)
+            lines.setdefault(kind, set()).add(traffic.line)
+    ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], item[0]))
+    return [
+        {
+            "object": kind,
+            "lines": len(lines[kind]),
+            "requests": counts["requests"],
+            "invalidations": counts["invalidations"],
+            "crossings": counts["crossings"],
+            "share": counts["requests"] / total if total else 0.0,
+        }
+        for kind, counts in ranked[:top]
+    ]
+
