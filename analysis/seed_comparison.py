@@ -66,7 +66,8 @@ def matching(rows: pd.DataFrame, seed: Seed, config: dict[str, Any]) -> tuple[pd
             variant = seed.variants.get(str(value))
             if variant is None:
                 return rows.iloc[0:0], f"variant {value!r} has no counterpart in seeds.toml"
-            stands = [variant.stands_for(str(k), str(b)) for k, b in zip(rows["kernel_build"], rows["boot_args"].fillna(""))]
+            specs = rows["run_spec"].fillna("") if "run_spec" in rows else [""] * len(rows)
+            stands = [variant.stands_for(str(k), str(b), str(r)) for k, b, r in zip(rows["kernel_build"], rows["boot_args"].fillna(""), specs)]
             rows = rows[np.array(stands, dtype=bool)]
         elif key == "kernel":
             rows = rows[(rows["kernel_build"] == UP_KERNEL) == (value == UP_KERNEL)]

@@ -37,11 +37,11 @@ class EvidenceError(ValueError):
     """seeds.toml names evidence our metrics table does not have."""
 
 
-def seed_variant(kernel_build: str, boot_args: str, seed: Seed) -> str:
+def seed_variant(kernel_build: str, boot_args: str, seed: Seed, run_spec: str = "") -> str:
     """The seed's name for the configuration a run of ours stands for, or NO_VARIANT; `seed` as one
     condition sees it (Seed.under)."""
     for name, variant in seed.variants.items():
-        if (variant.kernel_build or variant.boot) and variant.stands_for(kernel_build, boot_args):
+        if variant.selects and variant.stands_for(kernel_build, boot_args, run_spec):
             return name
     return NO_VARIANT
 
@@ -56,8 +56,9 @@ def _labelled(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
         view = seed.under(condition)
         rows = study_rows(table, view)
         frames.append(rows)
-        for index, build, boot in zip(rows.index, rows["kernel_build"], rows["boot_args"].fillna("")):
-            name = seed_variant(str(build), str(boot), view)
+        specs = rows["run_spec"].fillna("") if "run_spec" in rows else pd.Series("", index=rows.index)
+        for index, build, boot, spec in zip(rows.index, rows["kernel_build"], rows["boot_args"].fillna(""), specs):
+            name = seed_variant(str(build), str(boot), view, str(spec))
             known, under = labels.get(index, (NO_VARIANT, []))
             if name != NO_VARIANT and known in (NO_VARIANT, name):
                 labels[index] = (name, under + [condition])

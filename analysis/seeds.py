@@ -22,7 +22,7 @@ File format (the data file's header says the same with examples):
                runs only), compare_on (sizes every claim is compared at,
                e.g. { cpus = 1 }: the seed's setting, not a key of its
                tables)
-    [seed.variants]  <name> = {seed_label, kernel_build?, boot?, note?}
+    [seed.variants]  <name> = {seed_label, kernel_build?, boot?, run?, note?}
     [[seed.table]]   name, caption, lines = [first, last], config, keys,
                      columns = [{name, metric, unit, better, config?,
                      change? = {a, b}, note?}],
@@ -33,7 +33,8 @@ File format (the data file's header says the same with examples):
                      bottleneck was restored first, or a list of both: the
                      claim is judged under each, one row apiece)
     [seed.precondition]  study, restores, variants = {<name> = {kernel_build?,
-                     boot?, note?}}: where the seed's bottleneck is restored
+                     boot?, run?, note?}}, workloads? (the seed's workloads only this
+                     condition runs): where the seed's bottleneck is restored
                      (the study's runs: its own, or the seed's study when
                      a switch restores it; and what of ours stands for each
                      variant there; a variant not listed stands as in
@@ -104,12 +105,25 @@ class Variant:
     kernel_build: str | None  # our kernel build that stands for it (kernel/builds.toml)
     boot: str | None  # our boot argument that selects it
     note: str
+    run: str | None = None  # a testcase parameter that selects it ("placement=shared": kbench's false sharing)
 
-    def stands_for(self, kernel_build: str, boot_args: str) -> bool:
-        """Whether a run of ours (its kernel build and boot arguments) is this variant."""
+    @property
+    def selects(self) -> bool:
+        """Whether anything of ours stands for it (a variant the seed names but we do not run selects nothing)."""
+        return bool(self.kernel_build or self.boot or self.run)
+
+    def stands_for(self, kernel_build: str, boot_args: str, run_spec: str = "") -> bool:
+        """Whether a run of ours (its kernel build, boot arguments and run spec) is this variant."""
         if self.kernel_build and self.kernel_build != kernel_build:
             return False
+        if self.run and self.run not in run_parameters(run_spec):
+            return False
         return not self.boot or self.boot in boot_args.split()
+
+
+def run_parameters(run_spec: str) -> set[str]:
+    """The key=value parameters of every testcase of a run spec ("kbench:variant=tas,placement=shared+dd1b")."""
+    return {part for item in run_spec.split("+") for part in item.partition(":")[2].split(",") if "=" in part}
 
 
 @dataclass(frozen=True)
@@ -210,6 +224,8 @@ class Precondition:
     study: str
     restores: str  # what the configuration restores, and what 6.1 changed
     variants: Mapping[str, Variant]
+    # The seed's workloads this condition runs, when only some (the others are as shipped only); empty: all of them.
+    workloads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,11 +249,13 @@ class Seed:
     def under(self, condition: str) -> Seed:
         """The seed as its claims of `condition` see it: under "precondition", the precondition's
         study and variant stand-ins; as shipped, itself."""
+        own = self.precondition.workloads if self.precondition is not None else ()
         if condition == AS_SHIPPED:
-            return self
+            return dataclasses.replace(self, workloads=tuple(w for w in self.workloads if w.name not in own)) if own else self
         if self.precondition is None:
             raise KeyError(f"seed {self.id} declares no [seed.precondition]")
-        return dataclasses.replace(self, study=self.precondition.study, variants=self.precondition.variants)
+        workloads = tuple(w for w in self.workloads if w.name in own) if own else self.workloads
+        return dataclasses.replace(self, study=self.precondition.study, variants=self.precondition.variants, workloads=workloads)
 
     def conditions(self) -> list[str]:
         """The conditions its claims are judged under, in CONDITIONS order."""
@@ -416,15 +434,19 @@ def _agreement(value: Any, where: _Where) -> Agreement:
 
 
 def _variant(name: str, value: Any, where: _Where) -> Variant:
-    data = _table(value, where, {"seed_label"}, {"kernel_build", "boot", "note"})
-    if "kernel_build" not in data and "boot" not in data:
-        raise where.error("needs kernel_build or boot: what of ours stands for it")
+    data = _table(value, where, {"seed_label"}, {"kernel_build", "boot", "run", "note"})
+    if not {"kernel_build", "boot", "run"} & set(data):
+        raise where.error("needs kernel_build, boot or run: what of ours stands for it")
+    run = _string(data["run"], where / "run") if "run" in data else None
+    if run is not None and not re.fullmatch(r"[A-Za-z0-9_]+=[^,+:\s]+", run):
+        raise (where / "run").error(f"must be one testcase parameter key=value, not {run!r}")
     return Variant(
         name=name,
         seed_label=_string(data["seed_label"], where / "seed_label"),
         kernel_build=_string(data["kernel_build"], where / "kernel_build") if "kernel_build" in data else None,
         boot=_string(data["boot"], where / "boot") if "boot" in data else None,
         note=_string(data["note"], where / "note") if "note" in data else "",
+        run=run,
     )
 
 
@@ -585,7 +607,7 @@ def _overlap(one: str, other: str) -> bool:
 
 
 def _precondition(value: Any, where: _Where, variants: Mapping[str, Variant]) -> Precondition:
-    data = _table(value, where, {"study", "restores", "variants"}, set())
+    data = _table(value, where, {"study", "restores", "variants"}, {"workloads"})
     stand_ins = data["variants"]
     if not isinstance(stand_ins, dict) or not stand_ins:
         raise (where / "variants").error("must be a non-empty table of the variants' stand-ins under the precondition")
@@ -594,12 +616,16 @@ def _precondition(value: Any, where: _Where, variants: Mapping[str, Variant]) ->
         if name not in variants:
             raise (where / "variants").error(f"{name!r} is not in [seed.variants] ({', '.join(variants)})")
         at = where / "variants" / name
-        entry = _table(item, at, set(), {"kernel_build", "boot", "note"})
+        entry = _table(item, at, set(), {"kernel_build", "boot", "run", "note"})
         under[name] = _variant(name, {"seed_label": variants[name].seed_label, **entry}, at)
+    own = data.get("workloads", [])
+    if not isinstance(own, list) or not all(isinstance(name, str) for name in own):
+        raise (where / "workloads").error(f"must be a list of the seed's workload names, not {own!r}")
     return Precondition(
         study=_string(data["study"], where / "study", NAME),
         restores=_string(data["restores"], where / "restores"),
         variants=under,
+        workloads=tuple(own),
     )
 
 
@@ -636,6 +662,10 @@ def _seed(value: Any, where: _Where, agreement: Agreement) -> Seed:
     if len(headlines) != 1:
         raise (where / "claim").error(f"exactly one claim must be the headline, not {headlines or 'none'}")
     precondition = _precondition(data["precondition"], where / "precondition", variants) if "precondition" in data else None
+    if precondition is not None:
+        unknown = [name for name in precondition.workloads if name not in {w.name for w in workloads}]
+        if unknown:
+            raise (where / "precondition" / "workloads").error(f"{unknown} not among the seed's workloads {[w.name for w in workloads]}")
     needing = [claim.id for claim in claims if claim.condition != AS_SHIPPED]
     if needing and precondition is None:
         raise (where / "claim").error(f"{needing} are judged under the precondition, and the seed declares no [seed.precondition]")

@@ -167,3 +167,25 @@ def test_a_seeds_runs_are_those_of_its_studies_under_both_conditions() -> None:
     ])  # fmt: skip
     assert seed_comparison.seed_run_ids(table, hbo) == {"shipped", "restored"}
     assert seed_comparison.seed_run_ids(table, LOCKREF) == set()  # no precondition declared, no lockref run
+
+
+def test_a_testcase_parameter_stands_for_a_variant_under_the_precondition_only() -> None:
+    """Seed 000's precondition: the lock bench with its counter on the lock's line (placement=shared) stands for
+    the packed kernel, on a line of its own for the padded one; kbench is judged under the precondition only,
+    and the as-shipped claims keep to fsmix and dbench."""
+    padding = SEEDS["000"]
+
+    def kbench(placement: str, cpus: int, rate: float) -> dict:
+        return {"study": "kbench-false-sharing", "boot_args": "", "kernel_build": "smp", "nodes": 1, "cpus": cpus, "copies": cpus,
+                "testcase": "kbench", "run_spec": f"kbench:variant=qspinlock,duration_ms=10,placement={placement}",
+                seed_comparison.OUR_METRIC: rate}  # fmt: skip
+
+    table = pd.DataFrame([kbench("padded", 8, 200.0), kbench("shared", 8, 100.0), kbench("padded", 1, 100.0), kbench("shared", 1, 100.5)])
+    frame = seed_comparison.comparison_table(table, padding, 0.02)
+    assert set(zip(frame["condition"], frame["workload"])) == {("as-shipped", "fsmix"), ("as-shipped", "dbench"), ("precondition", "kbench")}
+    under = frame[frame["condition"] == "precondition"].set_index("claim")
+    assert under.loc["000-peak-8cpus (headline)", ["ours_a", "ours_b", "verdict"]].tolist() == [200.0, 100.0, "agrees"]
+    assert under.loc["000-peak-1cpu", "verdict"] == "agrees"  # the seed says "same" on one CPU: 0.5 % apart
+    assert under.loc["000-peak-4cpus", "verdict"].startswith("not run: a: no run with cpus=4")
+    # a run without the parameter stands for neither variant
+    assert not padding.under("precondition").variants["packed"].stands_for("smp", "", "kbench:variant=qspinlock")

@@ -426,3 +426,19 @@ def test_compare_on_must_name_sizes_of_ours(tmp_path, value: str, message: str) 
     path.write_text(text)
     with pytest.raises(SeedsError, match=message):
         load_seed_file(path)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('packed = { kernel_build = "smp", run = "placement=shared" }', 'packed = { kernel_build = "smp", run = "placement shared" }',
+     r"precondition.variants.packed.run: must be one testcase parameter key=value, not 'placement shared'"),
+    ('workloads = ["kbench"]', 'workloads = ["pft"]', r"precondition.workloads: \['pft'\] not among the seed's workloads"),
+])  # fmt: skip
+def test_a_preconditions_run_parameter_and_workloads_are_checked(tmp_path, old: str, new: str, message: str) -> None:
+    from analysis.seeds import DEFAULT, SeedsError, load_seed_file
+
+    text = DEFAULT.read_text()
+    assert old in text
+    path = tmp_path / "seeds.toml"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(SeedsError, match=message):
+        load_seed_file(path)

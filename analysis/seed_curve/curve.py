@@ -42,7 +42,8 @@ def measured_points(table: pd.DataFrame, rule: CurveRule, condition: str) -> pd.
         return pd.DataFrame(columns=["threads", "rate", "n", "ci_low", "ci_high"])
     rows = split_traced(rows[rows["testcase"] == workload.name], what=f"seed {view.id} curve")[0]
     variant = view.variants[rule.variant]
-    stands = [variant.stands_for(str(build), str(boot)) for build, boot in zip(rows["kernel_build"], rows["boot_args"].fillna(""))]
+    specs = rows["run_spec"].fillna("") if "run_spec" in rows else [""] * len(rows)
+    stands = [variant.stands_for(str(build), str(boot), str(spec)) for build, boot, spec in zip(rows["kernel_build"], rows["boot_args"].fillna(""), specs)]
     rows = rows[pd.Series(stands, index=rows.index, dtype=bool) & rows[column].notna()]
     out = []
     for threads, group in rows.groupby(rule.threads_column):
