@@ -255,7 +255,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
         disk_image=DiskImageResource(local_path=str(plan.image.resolve())),
         # The run spec also goes to `m5 readfile`, so a guest restored
         # from a boot checkpoint can learn the run it is to do now.
-        readfile_contents=(plan.run_spec + "\n") if plan.run_spec else None,
+        readfile_contents=plan.readfile(),
         kernel_args=plan.kernel_args(board.get_default_kernel_args()),
         checkpoint=plan.checkpoint_in.resolve() if plan.checkpoint_in else None,
     )

@@ -167,7 +167,21 @@ class RunPlan:
             ours.append("lockstudy.checkpoint=1")
         if self.run_spec:
             ours.append(f"lockstudy.run={self.run_spec}")
+        if self.memory_map and self.checkpoint_out is None:  # a boot checkpoint is shared by untraced runs
+            ours.append("lockstudy.memory_map=1")
         return list(board_defaults) + [arg.replace("{", "{{").replace("}", "}}") for arg in ours]
+
+    @property
+    def memory_map(self) -> bool:
+        """Whether the guest prints its memory map after each testcase: only a traced run names lines with it,
+        and the kernel's walk of every page frame costs simulated time (disk-image/overlay/opt/lockstudy/lib/spec.sh)."""
+        return self.trace != "off"
+
+    def readfile(self) -> str | None:
+        """What `m5 readfile` gives a guest restored from a boot checkpoint: the run spec, then its options."""
+        if not self.run_spec:
+            return None
+        return self.run_spec + "\n" + ("memory_map=1\n" if self.memory_map else "")
 
     def check_command_line(self, line: str) -> None:
         """Refuse a kernel command line gem5's x86 Linux loader cannot hold, naming what is long."""

@@ -50,6 +50,21 @@ def test_cmdline_parsing() -> None:
     assert "lockstudy.checkpoint=yes" in busybox_sh(script, "lockstudy.checkpoint=yes").stdout
 
 
+def test_the_memory_map_is_asked_for_on_the_command_line_or_from_readfile() -> None:
+    script = 'ls_parse_cmdline "$1" && ls_parse_readfile_options "$2"; echo "rc=$? map=$LS_MEMORY_MAP err=$LS_ERROR"'
+    assert busybox_sh(script, "console=ttyS0 lockstudy.run=dd1b", "").stdout.strip() == "rc=0 map=0 err="
+    assert busybox_sh(script, "lockstudy.memory_map=1", "").stdout.strip() == "rc=0 map=1 err="
+    # a restored guest's readfile: the options after the run spec's line
+    assert busybox_sh(script, "lockstudy.run=dd1b", "memory_map=1").stdout.strip() == "rc=0 map=1 err="
+    assert "lockstudy.memory_map=yes: expected 0 or 1" in busybox_sh(script, "lockstudy.memory_map=yes", "").stdout
+    assert "readfile option 'trace=1': expected memory_map=0|1" in busybox_sh(script, "", "trace=1").stdout
+    assert "readfile memory_map=2: expected 0 or 1" in busybox_sh(script, "", "memory_map=2").stdout
+    # the whole readfile text as /init gets it: the run spec's line, then the options
+    whole = 'LS_MEMORY_MAP=0; ls_parse_readfile "$1"; echo "rc=$? run=$LS_RUN map=$LS_MEMORY_MAP"'
+    assert busybox_sh(whole, "kbench:duration_ms=10\nmemory_map=1").stdout.strip() == "rc=0 run=kbench:duration_ms=10 map=1"
+    assert busybox_sh(whole, "kbench:duration_ms=10").stdout.strip() == "rc=0 run=kbench:duration_ms=10 map=0"
+
+
 def test_items_and_arguments() -> None:
     script = 'for i in $(ls_items "$1"); do echo "$(ls_item_name "$i")|$(ls_item_args "$i")|$(ls_arg "$(ls_item_args "$i")" dir .)"; done'
     out = busybox_sh(script, "pft:threads=4,mb=64+samefile:threads=2,seconds=2,dir=/tmp+dd1b").stdout.splitlines()

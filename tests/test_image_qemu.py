@@ -89,7 +89,7 @@ def record_timings(name: str, boot_result: BootResult, run: GuestRun) -> None:
 @pytest.mark.parametrize("cpus", [1, 4])
 def test_every_testcase_boots_runs_and_parses(kernel: Path, rootfs: Path, tmp_path: Path, cpus: int) -> None:
     spec = every_testcase(cpus)
-    result, run = guest(kernel, tmp_path, f"all-{cpus}", cpus, f"{ROOT_ARGS} lockstudy.run={spec}", disk=rootfs)
+    result, run = guest(kernel, tmp_path, f"all-{cpus}", cpus, f"{ROOT_ARGS} lockstudy.memory_map=1 lockstudy.run={spec}", disk=rootfs)
     assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
     results = run.results()  # raises if the run is incomplete
     assert [r.testcase for r in results] == [item.split(":")[0] for item in spec.split("+")]
@@ -179,6 +179,8 @@ def test_dbench(kernel: Path, rootfs: Path, tmp_path: Path, cpus: int) -> None:
     results = run.results()
     assert [r.testcase for r in results] == ["dbench", "dbench"]
     assert all(r.metrics["throughput_mb_s"] > 0 for r in results)
+    # not asked for (lockstudy.memory_map=1): no memory map, and no page walk after the testcases
+    assert run.memory == {} and "LOCKSTUDY-MEMORY-BEGIN" not in result.console
     record_timings(f"dbench-{cpus}cpu", result, run)
 
 

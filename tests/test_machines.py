@@ -288,6 +288,18 @@ def test_kernel_command_line_for_smp_checkpoint_and_kvm(artifacts, tmp_path) -> 
     assert "lockstudy.m5ops=addr" in line and "lockstudy.checkpoint=1" in line
 
 
+def test_only_a_traced_run_asks_the_guest_for_its_memory_map(artifacts, tmp_path) -> None:
+    untraced = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--run", "kbench:duration_ms=10")
+    assert untraced.readfile() == "kbench:duration_ms=10\n"
+    assert "lockstudy.memory_map=1" not in untraced.kernel_args([])
+    traced = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--run", "kbench:duration_ms=10", "--trace", "classic")
+    assert traced.readfile() == "kbench:duration_ms=10\nmemory_map=1\n"  # a restored guest reads its options there
+    assert "lockstudy.memory_map=1" in traced.kernel_args([])  # a guest booted for this run reads them here
+    # a boot checkpoint is shared by untraced runs: never on its command line
+    boot = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--trace", "classic", "--checkpoint-out", str(tmp_path / "ck"))
+    assert "lockstudy.memory_map=1" not in boot.kernel_args([]) and boot.readfile() is None
+
+
 def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
     plan = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "1", "--run", "x:{a}")
     assert "lockstudy.run=x:{{a}}" in plan.kernel_args([])

@@ -101,6 +101,7 @@ def test_altix_two_nodes_guest_sees_the_numa_layout(model, request, built, tmp_p
     assert result["topology"]["problems"] == []
     assert result["topology"]["numa"]["cpu_node"] == [0, 0, 1, 1]
     assert result["topology"]["numa"]["distance"] == [[10, 20], [20, 10]]
+    assert all(entry["memory"] == [] for entry in result["guest"]["results"])  # untraced: no memory map asked for
 
 
 @pytest.mark.kernel
@@ -116,6 +117,9 @@ def test_checkpoint_out_then_in(gem5_chi, built, tmp_path) -> None:
     restored = run_gem5(gem5, tmp_path / "roi", *machine, "--checkpoint-in", str(checkpoint), "--run", TRACED_RUN_SPEC, "--trace", "protocol")
     assert restored["status"] == "ok", restored["reason"]
     assert restored["guest"]["spec"] == TRACED_RUN_SPEC  # from m5 readfile, not the checkpoint's command line
+    # traced: readfile's second line asked for the memory map, which names the trace's heap lines
+    kinds = {entry[0] for entry in restored["guest"]["results"][0]["memory"]}
+    assert {"slab", "percpu", "stack", "table"} <= kinds, kinds
     assert stats_blocks(tmp_path / "roi") == 1
     assert (tmp_path / "roi" / "roi.trace.gz").stat().st_size > 0
 

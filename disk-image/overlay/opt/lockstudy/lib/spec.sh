@@ -8,6 +8,12 @@
 #   lockstudy.run=ITEM[+ITEM...]     the testcases to run, in order
 #   lockstudy.checkpoint=0|1         1: gem5 checkpoint after boot, before the first ROI
 #   lockstudy.m5ops=off|inst|addr    how the programs reach gem5 (default off)
+#   lockstudy.memory_map=0|1         1: print the kernel's memory map after each
+#                                    testcase (traced runs: it names their hot lines,
+#                                    and walking every page frame costs simulated time)
+#
+# After a gem5 checkpoint, `m5 readfile` gives the run spec on its first
+# line and options on the next ones, one KEY=VALUE each: memory_map=0|1.
 #
 # ITEM     := TESTCASE[:KEY=VALUE[,KEY=VALUE...]]
 # TESTCASE := write1b | fsmix | pft | mmapsem | samefile   (the harness programs in $LS_BIN)
@@ -58,19 +64,22 @@ ls_is_word_in() {	# WORD LIST...
 	return 1
 }
 
-# Read lockstudy.* from a kernel command line; sets LS_RUN, LS_CHECKPOINT, LS_M5OPS.
+# Read lockstudy.* from a kernel command line; sets LS_RUN, LS_CHECKPOINT, LS_M5OPS, LS_MEMORY_MAP.
 ls_parse_cmdline() {
 	local word
 	LS_RUN=
 	LS_CHECKPOINT=0
 	LS_M5OPS=off
+	LS_MEMORY_MAP=0
 	for word in $1; do
 		case $word in
 		lockstudy.run=*) LS_RUN=${word#lockstudy.run=} ;;
 		lockstudy.checkpoint=*) LS_CHECKPOINT=${word#lockstudy.checkpoint=} ;;
 		lockstudy.m5ops=*) LS_M5OPS=${word#lockstudy.m5ops=} ;;
+		lockstudy.memory_map=*) LS_MEMORY_MAP=${word#lockstudy.memory_map=} ;;
 		esac
 	done
+	ls_check_memory_map "lockstudy.memory_map" || return 1
 	case $LS_CHECKPOINT in
 	0|1) ;;
 	*) ls_fail "lockstudy.checkpoint=$LS_CHECKPOINT: expected 0 or 1"; return 1 ;;
@@ -80,6 +89,38 @@ ls_parse_cmdline() {
 	*) ls_fail "lockstudy.m5ops=$LS_M5OPS: expected off, inst or addr"; return 1 ;;
 	esac
 	return 0
+}
+
+ls_check_memory_map() {	# WHERE
+	case $LS_MEMORY_MAP in
+	0|1) return 0 ;;
+	esac
+	ls_fail "$1=$LS_MEMORY_MAP: expected 0 or 1"
+}
+
+# The options `m5 readfile` gives after the run spec's line, one KEY=VALUE per
+# line; sets LS_MEMORY_MAP (keeping the command line's when not given).
+ls_parse_readfile_options() {	# LINES
+	local line
+	for line in $1; do
+		case $line in
+		memory_map=*) LS_MEMORY_MAP=${line#memory_map=} ;;
+		*) ls_fail "readfile option '$line': expected memory_map=0|1"; return 1 ;;
+		esac
+	done
+	ls_check_memory_map "readfile memory_map"
+}
+
+# What `m5 readfile` gave a restored guest: sets LS_RUN from its first line and
+# the options from the others (ls_parse_readfile_options).
+ls_parse_readfile() {	# TEXT
+	LS_RUN=${1%%
+*}
+	case $1 in
+	*"
+"*)	ls_parse_readfile_options "${1#*
+}" ;;
+	esac
 }
 
 # The items of a run spec, one per line.
