@@ -33,8 +33,10 @@ gives an incomplete run whose results are never handed out
 (`GuestRun.results()` raises), so nothing is half-counted.
 
 Kernel messages may interleave with /init's lines on a serial console;
-lines that are not part of the protocol are ignored, and a result block
-takes the one line between its markers that parses as a JSON object.
+lines that are not part of the protocol are ignored, a kernel message
+printed in the middle of one of /init's lines is taken out of it (the
+line goes on after the message), and a result block takes the one line
+between its markers that parses as a JSON object.
 
 A run restored from a boot checkpoint learns its run spec from gem5's
 readfile: the last LOCKSTUDY-SPEC line is the spec that ran, and
@@ -72,6 +74,10 @@ MEMORY_LINES = {
     "stack": re.compile(rf"^stack {HEX_FIELD} {NUMBER} {NUMBER} {REST}$"),  # bytes, pid, comm
     **{kind: re.compile(rf"^{kind} {HEX_FIELD} {NUMBER}$") for kind in ("pagetable", "anon", "file", "reserved", "free")},
 }
+# A kernel message (printk with its time stamp) that the console printed in
+# the middle of one of /init's lines: that line goes on after the message's
+# newline, so the message and its newline are taken out.
+KERNEL_MESSAGE_INSIDE_A_LINE = re.compile(r"(?<=[^\n])\[ *\d+\.\d+\] [^\n]*\n")
 # A protocol line may follow other text on the same console line (a kernel
 # message without its newline); it always runs to the end of the line.
 PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")
@@ -384,7 +390,7 @@ def parse_console(text: str) -> GuestRun:
         _Listing("lock registry", LOCKS_BEGIN, LOCKS_END, registered_lock, run.locks),
         _Listing("memory map", MEMORY_BEGIN, MEMORY_END, memory_range, run.memory),
     )
-    lines = text.replace("\r", "").split("\n")
+    lines = KERNEL_MESSAGE_INSIDE_A_LINE.sub("", text.replace("\r", "")).split("\n")
     for number, raw in enumerate(lines):
         match = PROTOCOL_LINE.search(raw)
         if match is None and any(listing.take_line(raw, number == len(lines) - 1) for listing in listings):

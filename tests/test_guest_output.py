@@ -162,6 +162,19 @@ def test_memory_map_after_a_result_is_kept_by_testcase_index() -> None:
     assert 1 not in run.memory
 
 
+def test_a_kernel_message_printed_inside_a_map_line_is_taken_out() -> None:
+    """Seen in a QEMU boot: printk wrote its line in the middle of one of /init's."""
+    memory = (
+        "LOCKSTUDY-MEMORY-BEGIN pft\n"
+        "slab 0[    1.658524] tsc: Refined TSC clocksource calibration: 2596.105 MHz\n"
+        "x0000000002108000 32768 32768 2112 sighand_cache\n"
+        "LOCKSTUDY-MEMORY-END\n"
+    )
+    run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", memory + "LOCKSTUDY-RUN samefile"))
+    assert run.complete
+    assert [(m.kind, m.physical, m.name) for m in run.memory[0]] == [("slab", 0x2108000, "sighand_cache")]
+
+
 @pytest.mark.parametrize(
     "block, problem",
     [

@@ -10,6 +10,12 @@
  * check the path; create a file of the copy's own in the same directory
  * and unlink it. All names are relative, so every lookup starts at the
  * shared directory's dentry.
+ *
+ * ops=stat makes an iteration four stat()s of the file and nothing else:
+ * each leaves the RCU path walk by taking a reference on the file's
+ * dentry (lockref_get_not_dead()) and drops it (dput()), so the dentry's
+ * lockref is the line every CPU updates, with no directory lock or block
+ * allocation in between (seed 004's precondition).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,9 +35,11 @@
 
 static char workdir[PATH_MAX], olddir[PATH_MAX];
 static ino_t target_ino;
+static bool stat_only;
 
 static const struct tc_param params[] = {
 	{ "dir", TC_STR, ".", 0, 0, "directory in which the shared directory is made (ext2 or tmpfs)" },
+	{ "ops", TC_STR, "mix", 0, 0, "mix: stat, open+close, getcwd, create+unlink; stat: four stat()s of the file" },
 	{ NULL, 0, NULL, 0, 0, NULL },
 };
 
@@ -42,6 +50,9 @@ static void samefile_setup(struct run_ctx *run)
 	struct stat st;
 	int fd;
 
+	if (strcmp(param_str(run, "ops"), "mix") && strcmp(param_str(run, "ops"), "stat"))
+		die(0, "ops=%s: expected mix or stat", param_str(run, "ops"));
+	stat_only = !strcmp(param_str(run, "ops"), "stat");
 	if (!getcwd(olddir, sizeof(olddir)))
 		die(errno, "getcwd");
 	snprintf(path, sizeof(path), "%s/samefile.%d", param_str(run, "dir"), (int)getpid());
@@ -63,11 +74,9 @@ static void samefile_setup(struct run_ctx *run)
 	register_locks(request);
 }
 
-static unsigned long long samefile_iteration(struct copy_ctx *c)
+static void stat_target(void)
 {
-	char cwd[PATH_MAX], name[32];
 	struct stat st;
-	int fd;
 
 	if (stat(TARGET, &st))
 		die(errno, "stat %s", TARGET);
@@ -75,6 +84,20 @@ static unsigned long long samefile_iteration(struct copy_ctx *c)
 		die(0, "stat %s: inode %lu size %lld, expected %lu and %d", TARGET,
 		    (unsigned long)st.st_ino, (long long)st.st_size,
 		    (unsigned long)target_ino, TARGET_BYTES);
+}
+
+static unsigned long long samefile_iteration(struct copy_ctx *c)
+{
+	char cwd[PATH_MAX], name[32];
+	int fd, i;
+
+	if (stat_only) {
+		for (i = 0; i < OPS_PER_ITERATION; i++)
+			stat_target();
+		c->counters[0]++;
+		return OPS_PER_ITERATION;
+	}
+	stat_target();
 	fd = open(TARGET, O_RDONLY);
 	if (fd < 0)
 		die(errno, "open %s", TARGET);
@@ -131,8 +154,8 @@ static const char *const counters[] = { "iterations", NULL };
 const struct testcase testcase = {
 	.name = "samefile",
 	.seed = "004",
-	.summary = "stat, open+close and getcwd on one file, create+unlink in one directory",
-	.ops_unit = "one stat, open+close, getcwd or create+unlink",
+	.summary = "stat, open+close and getcwd on one file, create+unlink in one directory (ops=stat: stat only)",
+	.ops_unit = "one stat, open+close, getcwd or create+unlink (ops=stat: one stat)",
 	.params = params,
 	.counter_names = counters,
 	.modes = TC_THREADS | TC_PROCESSES,
