@@ -13,7 +13,7 @@ import pytest
 from analysis.seeds import AS_SHIPPED, load_seed_file
 from analysis.statistics.claims import CLAIMS_FILE, COLUMNS, claims_table, write_claims
 from analysis.statistics.intervals import Interval
-from analysis.statistics.verdicts import AGREES, DISAGREES, INCONCLUSIVE, SINGLE_RUN, our_direction, verdict
+from analysis.statistics.verdicts import AGREES, DISAGREES, IDENTICAL_REPEATS, INCONCLUSIVE, SINGLE_RUN, our_direction, verdict
 
 def shipped_only_004() -> str:
     """The seed file with seed 004 as these tests were written for: no [seed.precondition] of its own and every
@@ -218,3 +218,12 @@ def test_a_claim_may_be_marked_as_judged_on_its_precondition(tmp_path: Path) -> 
     path.write_text(text.replace('condition = "precondition"', 'condition = "patched"'))
     with pytest.raises(SeedsError, match="condition"):
         load_seed_file(path)
+
+
+def test_repeats_that_came_out_identical_give_no_verdict() -> None:
+    """Five perturbed repeats of the same number (seen: kbench on the bus machine, where the perturbed memory is
+    never on the lock's path) are one run's worth of information, whatever the ratio."""
+    frame = judged(repeats("cmpxchg", 8, [300.0] * 5) + repeats("spinlock", 8, [100, 102, 99, 101, 100]))
+    assert frame.loc[HEADLINE, "verdict"] == IDENTICAL_REPEATS
+    assert frame.loc[HEADLINE, "ratio"] == pytest.approx(300 / 100.4)
+

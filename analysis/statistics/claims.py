@@ -79,7 +79,8 @@ def judge_pair(row: dict[str, Any], claim: Claim, a_rows: pd.DataFrame, b_rows: 
     if a.isna().any() or b.isna().any() or b.mean() == 0:
         return dict(row, verdict=f"runs without a rate ({column} of a: {a.tolist()}, of b: {b.tolist()})")
     interval = ratio_interval(a.tolist(), b.tolist(), rules, what=f"claim {claim.id}")
-    ours, said = verdict(interval, claim.direction, band, len(a), len(b))
+    identical = any(len(side) >= 2 and side.nunique() == 1 for side in (a, b))
+    ours, said = verdict(interval, claim.direction, band, len(a), len(b), identical)
     return dict(
         row, mean_a=float(a.mean()), mean_b=float(b.mean()), ratio=interval.estimate, ci_low=interval.low,
         ci_high=interval.high, ci_method=interval.method, ours=ours, verdict=said,

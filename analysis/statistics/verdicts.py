@@ -27,6 +27,10 @@ AGREES = "agrees"
 DISAGREES = "disagrees"
 INCONCLUSIVE = "inconclusive"
 SINGLE_RUN = "inconclusive (n=1)"
+# Repeats with different perturbation seeds that came out bit-identical carry one run's information:
+# the perturbation did not reach what the rate depends on (on the bus machine a lock bench's lines move
+# cache to cache and never wait for the perturbed memory), so they give no interval.
+IDENTICAL_REPEATS = "inconclusive (repeats identical: the perturbation did not change the runs)"
 MIN_RUNS = 2  # runs per side for an interval (Student's t needs one degree of freedom)
 
 
@@ -45,10 +49,13 @@ def our_direction(interval: Interval, band: float) -> str:
     return ""
 
 
-def verdict(interval: Interval, published: str, band: float, n_a: int, n_b: int) -> tuple[str, str]:
-    """(our direction or "", the verdict) of a claim whose published direction is `published`."""
+def verdict(interval: Interval, published: str, band: float, n_a: int, n_b: int, identical: bool = False) -> tuple[str, str]:
+    """(our direction or "", the verdict) of a claim whose published direction is `published`;
+    `identical`: a side's repeats are all the same number."""
     if n_a < MIN_RUNS or n_b < MIN_RUNS:
         return "", SINGLE_RUN
+    if identical:
+        return "", IDENTICAL_REPEATS
     ours = our_direction(interval, band)
     if not ours:
         return "", INCONCLUSIVE
