@@ -175,6 +175,9 @@ def test_the_memory_map_names_hash_tables_stacks_and_user_pages(run_time_table) 
     assert symbolise(0x8001040, LINE, run_time_table, (), memory) == ("user page (anon)", 0x40)
     assert symbolise(0x8002080, LINE, run_time_table, (), memory) == ("page cache", 0x80)
     assert symbolise(0x9000000, LINE, run_time_table, (), memory) == ("reserved page", 0)
+    # the kernel image's own pages are reserved too: there the symbol names the line, not the page kind
+    image = MemoryMap.of([MemoryRange("reserved", 0x1004000, 0x1000)])
+    assert symbolise(0x1004040, LINE, run_time_table, (), image) == ("_sdata | sym_data", 0x40)
 
 
 def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table) -> None:  # type: ignore[no-untyped-def]

@@ -215,6 +215,8 @@ def symbolise(
     seen = {name for _, name in named}
     registered = [(start, name) for start, name in locks_on_line(locks, line, line_bytes) if name.removeprefix(STATIC_PREFIX) not in seen]
     run_time = memory.object_on(line, symbols) if memory is not None else None
+    if run_time is not None and named and run_time[1] in PAGE_KINDS.values():
+        run_time = None  # a page kind (the image's pages are reserved) says less than the symbol the line is in
     objects = sorted(
         [(start, 0, name) for start, name in named] + ([(run_time[0], 1, run_time[1])] if run_time else []) + [(start, 2, name) for start, name in registered]
     )
