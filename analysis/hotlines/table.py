@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -165,6 +166,28 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
     return tables
 
 
+K = TypeVar("K")
+
+
+def _study_sums(
+    tables: HotlineTables, study: str, key_of: Callable[[str, int, int], K]
+) -> tuple[dict[K, Counter[str]], dict[K, set[int]], int, list[tuple[str, int]]]:
+    """Over the study's traced ROIs: each key's summed counts (requests, invalidations, crossings, rois) and its
+    lines, where key_of(run id, roi, line) keys a line; the study's total requests; its (run id, roi) pairs."""
+    keys = [key for key, (label_study, _config) in tables.labels.items() if label_study == study]
+    summed: dict[K, Counter[str]] = {}
+    lines: dict[K, set[int]] = {}
+    total = 0
+    for run_id, roi in keys:
+        roi_profile = tables.profiles[(run_id, roi)]
+        total += roi_profile.total_requests
+        for traffic in roi_profile.lines.values():
+            key = key_of(run_id, roi, traffic.line)
+            summed.setdefault(key, Counter()).update(requests=traffic.requests, invalidations=traffic.invalidations, crossings=traffic.crossings, rois=1)
+            lines.setdefault(key, set()).add(traffic.line)
+    return summed, lines, total, keys
+
+
 def study_lines(tables: HotlineTables, study: str, top: int) -> tuple[list[dict[str, Any]], int]:
     """The study's `top` lines over all its traced ROIs (a line's counts summed), most requests first; and its ROI count.
 
@@ -172,15 +195,7 @@ def study_lines(tables: HotlineTables, study: str, top: int) -> tuple[list[dict[
     a heap address is the same object in each of them; a line named
     differently by two runs (two kernel builds) shows both names.
     """
-    keys = [key for key, (label_study, _config) in tables.labels.items() if label_study == study]
-    summed: dict[int, Counter[str]] = {}
-    total = 0
-    for run_id, roi in keys:
-        roi_profile = tables.profiles[(run_id, roi)]
-        total += roi_profile.total_requests
-        for traffic in roi_profile.lines.values():
-            counts = summed.setdefault(traffic.line, Counter())
-            counts.update(requests=traffic.requests, invalidations=traffic.invalidations, crossings=traffic.crossings, rois=1)
+    summed, _lines, total, keys = _study_sums(tables, study, lambda _run_id, _roi, line: line)
     ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], -item[1]["crossings"], item[0]))
     out = []
     for line, counts in ranked[:top]:
@@ -222,17 +237,7 @@ def object_of(name: str) -> str:
 
 def study_objects(tables: HotlineTables, study: str, top: int) -> list[dict[str, Any]]:
     """The study's `top` objects (object_of each line's name), lines and counts summed over its traced ROIs."""
-    keys = [key for key, (label_study, _config) in tables.labels.items() if label_study == study]
-    summed: dict[str, Counter[str]] = {}
-    lines: dict[str, set[int]] = {}
-    total = 0
-    for run_id, roi in keys:
-        roi_profile = tables.profiles[(run_id, roi)]
-        total += roi_profile.total_requests
-        for traffic in roi_profile.lines.values():
-            kind = object_of(tables.namers[run_id].name(traffic.line, roi)[0])
-            summed.setdefault(kind, Counter()).update(requests=traffic.requests, invalidations=traffic.invalidations, crossings=traffic.crossings)
-            lines.setdefault(kind, set()).add(traffic.line)
+    summed, lines, total, _keys = _study_sums(tables, study, lambda run_id, roi, line: object_of(tables.namers[run_id].name(line, roi)[0]))
     ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], item[0]))
     return [
         {
