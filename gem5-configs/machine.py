@@ -378,6 +378,17 @@ class Machine:
         return RUBY_PROTOCOL_OF_KIND[self.kind]
 
     @property
+    def memory_response_clock_hz(self) -> int:
+        """The clock a memory's response is retimed to before anything sees it.
+
+        On the bus machine the memory answers onto the front-side bus, which
+        forwards the response at its next clock edge; on the Ruby machines
+        the directory or home node takes it at the next edge of the board
+        clock. A perturbation of memory latency (run.py --perturb-ns) moves
+        nothing unless it can cross such an edge."""
+        return self.data["fsb"]["clock"] if self.kind == KIND_CLASSIC_SMP else self.data["machine"]["clock"]
+
+    @property
     def size_option(self) -> str:
         """The run option that picks a size: 'cpus' or 'nodes'."""
         return "nodes" if self.is_numa else "cpus"

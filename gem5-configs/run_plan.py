@@ -250,6 +250,7 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
     perturb_ns, perturb_seed = getattr(args, "perturb_ns", 0), getattr(args, "perturb_seed", 0)
     if not 0 <= perturb_ns <= MAX_PERTURB_NS:
         raise PlanError(f"--perturb-ns: {perturb_ns}: not in [0, {MAX_PERTURB_NS}] ns (a perturbation is small against a memory access)")
+    refuse("--perturb-ns", perturb_ns, run_rules.perturbation_reasons(machine, perturb_ns))
     if perturb_seed < 0:
         raise PlanError(f"--perturb-seed: {perturb_seed}: not a whole number >= 0")
     if perturb_ns and args.checkpoint_out is not None:

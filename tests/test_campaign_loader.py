@@ -83,6 +83,36 @@ def test_bad_repeats_and_perturbations_are_refused(tmp_path: Path, text: str, fi
     assert f"c.toml:{field}: {reason}" in str(caught.value)
 
 
+BUS_REPEATS = """
+[campaign]
+name = "bus"
+
+[defaults.resources]
+time_minutes = 30
+memory_gb = 2
+host_cpus = 1
+
+[[study]]
+name = "bus"
+machine = "piii-smp"
+cpus = 2
+run = "kbench:variant=tas"
+repeat = 3
+perturb_ns = PERTURB
+"""
+
+
+def test_a_perturbation_shorter_than_a_bus_cycle_is_refused(tmp_path: Path) -> None:
+    # piii-smp's 100 MHz bus takes a memory response at its next 10 ns edge:
+    # 4 ns gave five bit-identical repeats on it.
+    with pytest.raises(CampaignError) as caught:
+        load_campaign(write(tmp_path, BUS_REPEATS.replace("PERTURB", "4")))
+    assert "c.toml:study[0].perturb_ns: 4: piii-smp retimes a memory response to its next 10 ns clock edge" in str(caught.value)
+    assert "(perturb_ns of more than 10 (e.g. 20" in str(caught.value)
+    runs = load_campaign(write(tmp_path, BUS_REPEATS.replace("PERTURB", "20"))).runs
+    assert {r.perturb_ns for r in runs} == {20} and len(runs) == 3
+
+
 def test_run_ids_are_stable_and_ignore_resources(tmp_path: Path) -> None:
     first = {r.run_id for r in load_campaign(write(tmp_path, GOOD)).runs}
     more_time = GOOD.replace("time_minutes = 30", "time_minutes = 90")

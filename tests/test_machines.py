@@ -319,8 +319,11 @@ def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
         (["--machine", "piii-smp", "--cpus", "2", "--run", "a b"], "must not contain spaces"),
         (["--machine", "no-such", "--cpus", "2"], "no such machine 'no-such'"),
         (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "400"], "--perturb-ns: 400: not in [0, 100] ns"),
-        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "4", "--perturb-seed", "-1"], "--perturb-seed: -1: not a whole number >= 0"),
-        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "4", "--checkpoint-out", "ck"], "--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "20", "--perturb-seed", "-1"], "--perturb-seed: -1: not a whole number >= 0"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "20", "--checkpoint-out", "ck"], "--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "4"], "--perturb-ns: 4: piii-smp retimes a memory response to its next 10 ns clock edge"),
+        (["--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "10"], "every repeat would be the same run (perturb_ns of more than 10 (e.g. 20"),
+        (["--machine", "altix-numa", "--nodes", "2", "--perturb-ns", "1"], "--perturb-ns: 1: altix-numa retimes a memory response to its next 1 ns clock edge"),
     ],
 )
 def test_bad_commands_are_rejected_before_gem5_runs(artifacts, extra, message) -> None:
@@ -332,6 +335,14 @@ def test_a_perturbed_run_records_its_perturbation(artifacts) -> None:
     assert plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2").perturbation is None
     plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--perturb-ns", "4", "--perturb-seed", "3")
     assert plan.perturbation == {"memory_latency_var_ns": 4, "seed": 3}
+    plan = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--perturb-ns", "11")
+    assert plan.perturbation == {"memory_latency_var_ns": 11, "seed": 0}
+
+
+def test_a_memory_response_is_retimed_by_the_bus_or_the_board_clock() -> None:
+    assert machine.load_machine(PIII).memory_response_clock_hz == 100_000_000
+    assert machine.load_machine(ALTIX).memory_response_clock_hz == 1_000_000_000
+    assert machine.load_machine(INTERLEAVED).memory_response_clock_hz == 1_000_000_000
 
 
 def test_outdir_defaults_to_gem5s(artifacts, tmp_path) -> None:

@@ -272,6 +272,8 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
             check.refuse(f"{where}.{size_unit}", size, run_rules.size_reasons(machine, size_unit or "", size))
         for trace in axes["trace"]:
             check.refuse(f"{where}.trace", trace, run_rules.trace_reasons(machine, trace))
+        if perturb_ns:
+            check.refuse(f"{where}.perturb_ns", perturb_ns, run_rules.perturbation_reasons(machine, perturb_ns))
     if len(check.lines) > found or size_unit is None or name is None or resources is None or perturb_ns is None:
         return []
     keys = list(axes)

@@ -39,6 +39,9 @@ class SizedMachine(Protocol):
     def size_option(self) -> str: ...
 
     @property
+    def memory_response_clock_hz(self) -> int: ...
+
+    @property
     def counts(self) -> list[int]: ...
 
 
@@ -58,6 +61,30 @@ def trace_reasons(machine: SizedMachine, trace: str) -> list[Reason]:
         memory = "Ruby" if machine.is_numa else "the classic memory system"
         return [Reason(f"{machine.name} uses {memory}, which writes no {trace} trace", f"{TRACE_OFF} or {fitting}")]
     return []
+
+
+def perturbation_reasons(machine: SizedMachine, perturb_ns: int) -> list[Reason]:
+    """Why a memory-latency perturbation of up to `perturb_ns` ns changes no run on `machine` (empty: it can).
+
+    The extra latency is drawn uniformly from [0, perturb_ns] ns, and the
+    memory's response is retimed to the next edge of the clock that takes
+    it (Machine.memory_response_clock_hz). When that clock's period is
+    perturb_ns or more, almost every draw lands before the same edge as
+    every other draw, so every repeat is the same run. Measured: kbench on
+    piii-smp, whose 100 MHz bus retimes responses every 10 ns, gave five
+    bit-identical repeats at perturb_ns = 4, three distinct ones at 15."""
+    if perturb_ns <= 0:
+        return []
+    period_ns = 1e9 / machine.memory_response_clock_hz
+    if perturb_ns > period_ns:
+        return []
+    return [
+        Reason(
+            f"{machine.name} retimes a memory response to its next {period_ns:g} ns clock edge, so an extra latency "
+            f"of at most {perturb_ns} ns almost never moves it to another edge: every repeat would be the same run",
+            f"perturb_ns of more than {period_ns:g} (e.g. {2 * period_ns:g}: the response moves by one or two cycles)",
+        )
+    ]
 
 
 def boot_reasons(args: tuple[str, ...] | list[str]) -> list[Reason]:
