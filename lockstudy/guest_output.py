@@ -73,6 +73,9 @@ MEMORY_LINES = {
     "table": re.compile(rf"^table {HEX_FIELD} {NUMBER} {NUMBER} {REST}$"),  # bytes, offset in the table, its name
     "stack": re.compile(rf"^stack {HEX_FIELD} {NUMBER} {NUMBER} {REST}$"),  # bytes, pid, comm
     **{kind: re.compile(rf"^{kind} {HEX_FIELD} {NUMBER}$") for kind in ("pagetable", "anon", "file", "reserved", "free")},
+    "node": re.compile(rf"^node {HEX_FIELD} {NUMBER} {NUMBER}$"),  # bytes, node
+    "field": re.compile(rf"^field {HEX_FIELD} {NUMBER} {NUMBER} (\S+)$"),  # bytes, node, field of its pg_data_t
+    "memmap": re.compile(rf"^memmap {HEX_FIELD} {NUMBER} {NUMBER} {NUMBER}$"),  # bytes, first frame, struct page bytes
 }
 # A kernel message (printk with its time stamp) that the console printed in
 # the middle of one of /init's lines: that line goes on after the message's
@@ -134,7 +137,11 @@ class MemoryRange:
     one CPU's copy of the static per-CPU section (`name` is the CPU);
     "table": part of a large system hash table (`name`), `table_offset`
     bytes into it; "stack": a task's kernel stack (`name` is comm/pid);
-    "pagetable", "anon", "file", "reserved", "free": pages of that kind (no name)."""
+    "pagetable", "anon", "file", "reserved", "free": pages of that kind (no name);
+    "node": a node's pg_data_t (`name` is the node); "field": a field of
+    one (`name`, e.g. zone.Normal.lock; its node is the node range holding
+    it); "memmap": the struct pages of adjacent frames, `object_bytes`
+    each, the first of them for frame `table_offset`."""
 
     kind: str
     physical: int
@@ -174,6 +181,12 @@ def memory_range(text: str) -> MemoryRange | None:
             return MemoryRange(kind, physical, size, name=m.group(4), table_offset=int(m.group(3)))
         case "stack":
             return MemoryRange(kind, physical, size, name=f"{m.group(4)}/{m.group(3)}")
+        case "node":
+            return MemoryRange(kind, physical, size, name=m.group(3))
+        case "field":
+            return MemoryRange(kind, physical, size, name=m.group(4))
+        case "memmap":
+            return MemoryRange(kind, physical, size, object_bytes=int(m.group(4)), table_offset=int(m.group(3)))
     return MemoryRange(kind, physical, size)
 
 

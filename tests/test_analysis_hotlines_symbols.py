@@ -180,6 +180,32 @@ def test_the_memory_map_names_hash_tables_stacks_and_user_pages(run_time_table) 
     assert symbolise(0x1004040, LINE, run_time_table, (), image) == ("_sdata | sym_data", 0x40)
 
 
+def test_the_node_data_and_the_struct_pages_are_named_before_their_reserved_pages(run_time_table) -> None:  # type: ignore[no-untyped-def]
+    memory = MemoryMap.of(
+        [
+            MemoryRange("file", 0x8000000, 0x1000),
+            MemoryRange("slab", 0x8001000, 0x1000, 0x1000, 192, "dentry"),
+            # boot-time memory: reserved pages, with the node data and the struct pages inside
+            MemoryRange("reserved", 0x3E000000, 0x2000000),
+            MemoryRange("memmap", 0x3E600000, 0x200000, object_bytes=64, table_offset=0x8000),  # frames 0x8000.. (0x8000000..)
+            MemoryRange("node", 0x3FFFB000, 0x4580, name="0"),
+            MemoryRange("field", 0x3FFFB400, 0x3C8, name="zone.Normal.free_area"),
+            MemoryRange("field", 0x3FFFB7D0, 4, name="zone.Normal.lock"),
+            MemoryRange("field", 0x3FFFC000, 0x80, name="__lruvec.lru_lock"),
+        ]
+    )
+    # a line holding the end of the free lists and the zone lock names both, after the node
+    assert symbolise(0x3FFFB7C0, LINE, run_time_table, (), memory) == ("pgdat:node0 | zone.Normal.free_area | zone.Normal.lock", 0x7C0)
+    assert symbolise(0x3FFFC000, LINE, run_time_table, (), memory) == ("pgdat:node0 | __lruvec.lru_lock", 0x1000)
+    assert symbolise(0x3FFFD000, LINE, run_time_table, (), memory) == ("pgdat:node0", 0x2000)  # no listed field there
+    # frame 0x8000's struct page is a page-cache page's; frame 0x8001's a dentry slab's; 0x8002 the map does not name
+    assert symbolise(0x3E600000, LINE, run_time_table, (), memory) == ("struct page of page cache", 0)
+    assert symbolise(0x3E600060, LINE, run_time_table, (), memory) == ("struct page of slab:dentry", 0x20)
+    assert symbolise(0x3E600080, LINE, run_time_table, (), memory) == ("struct page of unknown (heap)", 0)
+    # the rest of the boot-time memory is what it was
+    assert symbolise(0x3F000000, LINE, run_time_table, (), memory) == ("reserved page", 0)
+
+
 def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table) -> None:  # type: ignore[no-untyped-def]
     memory = MemoryMap.of([MemoryRange("slab", 0x1005000, 4096, 4096, 64, "kmalloc-64")])
     assert symbolise(0x1005040, LINE, run_time_table, (), memory) == ("slab:kmalloc-64", 0)
@@ -193,6 +219,8 @@ def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table)
         ("slab:dentry (slab tail)", "slab:dentry"),
         ("slab:mm_struct | mm:171 mmap_lock", "slab:mm_struct | mm:<pid> mmap_lock"),
         ("table:Dentry cache", "table:Dentry cache"),
+        ("pgdat:node0 | zone.Normal.lock", "pgdat:node0 | zone.Normal.lock"),
+        ("struct page of slab:dentry", "struct page of slab:dentry"),
         ("rename_lock", "rename_lock"),
     ],
 )

@@ -141,7 +141,11 @@ def test_memory_map_after_a_result_is_kept_by_testcase_index() -> None:
         "anon 0x0000000003000000 8192\n"
         "file 0x0000000003002000 4096\n"
         "reserved 0x0000000000001000 4096\n"
+        "node 0x000000003fffb000 17792 0\n"
+        "field 0x000000003fffb440 4 0 zone.Normal.lock\n"
+        "memmap 0x000000003e600000 2097152 0 64\n"
         "table 0x0000000002270000 4096 Dentry cache\n"  # malformed: no offset, so not a map line
+        "field 0x000000003fffb440 4 0 zone Normal lock\n"  # malformed: a field's name has no spaces
         "LOCKSTUDY-MEMORY-END\n"
     )
     run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", memory + "LOCKSTUDY-RUN samefile"))
@@ -157,6 +161,9 @@ def test_memory_map_after_a_result_is_kept_by_testcase_index() -> None:
         ("anon", 0x3000000, 8192, 0, 0, "", 0),
         ("file", 0x3002000, 4096, 0, 0, "", 0),
         ("reserved", 0x1000, 4096, 0, 0, "", 0),
+        ("node", 0x3FFFB000, 17792, 0, 0, "0", 0),
+        ("field", 0x3FFFB440, 4, 0, 0, "zone.Normal.lock", 0),
+        ("memmap", 0x3E600000, 2097152, 0, 64, "", 0),
     ]
     assert [MemoryRange.from_list(m.as_list()) for m in run.memory[0]] == run.memory[0]
     assert 1 not in run.memory

@@ -147,6 +147,7 @@ def check_memory_maps(run: GuestRun, results: list[guest_output.TestcaseResult],
         stacks = [m.name for m in ranges if m.kind == "stack"]
         assert "init/1" in stacks and sum(name.endswith("/0") for name in stacks) == cpus, f"{r.testcase}: stacks {stacks[:8]}"
         assert {"Dentry cache", "Inode-cache", "futex"} <= {m.name for m in ranges if m.kind == "table"}, f"{r.testcase}: hash tables"
+        check_node_data_and_struct_pages(r.testcase, ranges)
         memory = MemoryMap.of(ranges)
         for lock in run.locks.get(index, []):
             cache = next((c for prefix, c in LOCK_CACHES.items() if lock.name.startswith(prefix)), None)
@@ -155,6 +156,30 @@ def check_memory_maps(run: GuestRun, results: list[guest_output.TestcaseResult],
             holder = memory.holding(lock.physical)
             assert holder is not None and holder.kind == "slab", f"{r.testcase}: {lock.name} at 0x{lock.physical:x} is in no slab of the map"
             assert re.fullmatch(cache, holder.name), f"{r.testcase}: {lock.name} is in slab cache {holder.name}, not {cache}"
+
+
+def check_node_data_and_struct_pages(testcase: str, ranges: list[guest_output.MemoryRange]) -> None:
+    """One node (no NUMA layout given) whose pg_data_t holds its fields, the populated zones' locks among them,
+    inside reserved pages; struct pages for every frame the page walk listed, in reserved pages too."""
+    nodes = [m for m in ranges if m.kind == "node"]
+    assert [m.name for m in nodes] == ["0"], f"{testcase}: nodes {nodes}"
+    node = nodes[0]
+    fields = {m.name: m for m in ranges if m.kind == "field"}
+    assert {"__lruvec.lru_lock", "__lruvec.lists", "vm_stat"} <= set(fields), f"{testcase}: node fields {sorted(fields)}"
+    # QEMU's 512 MiB are all below 4 GiB: DMA and DMA32 zones, no Normal one
+    assert {"zone.DMA32.lock", "zone.DMA32.free_area"} <= set(fields), f"{testcase}: node fields {sorted(fields)}"
+    for field in fields.values():
+        assert node.physical <= field.physical and field.physical + field.size <= node.physical + node.size, f"{testcase}: {field} outside {node}"
+    reserved = MemoryMap.of([m for m in ranges if m.kind == "reserved"])
+    assert reserved.holding(node.physical) is not None, f"{testcase}: the node data is not in reserved pages"
+    memmaps = [m for m in ranges if m.kind == "memmap"]
+    assert memmaps and all(m.object_bytes == 64 for m in memmaps), f"{testcase}: struct pages {memmaps}"
+    described = [range(m.table_offset, m.table_offset + m.size // m.object_bytes) for m in memmaps]
+    walked = [m for m in ranges if m.kind in ("slab", "pagetable", "anon", "file", "reserved", "free")]
+    for m in walked[:: max(len(walked) // 50, 1)]:
+        assert any(m.physical // 4096 in frames for frames in described), f"{testcase}: no struct page for {m}"
+    for m in memmaps:
+        assert reserved.holding(m.physical) is not None, f"{testcase}: struct pages {m} not in reserved pages"
 
 
 def check_lock_registries(run: GuestRun, results: list[guest_output.TestcaseResult]) -> None:

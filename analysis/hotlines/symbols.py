@@ -29,7 +29,12 @@ large system hash is `table:<name>` (offset into the table), a kernel
 stack `stack:<comm>/<pid>` (offset from its lowest byte), and whole
 pages `page table`, `user page (anon)`, `page cache`, `reserved page` or
 `free page (when the map was read)` (offset in the page). That name is one more object on the line, ordered
-by its start like the others.
+by its start like the others. Two boot-time allocations are named before
+the reserved pages they are in: a node's pg_data_t is `pgdat:node<N>`,
+followed by each of its listed fields with a byte on the line
+(`zone.Normal.lock`, `__lruvec.lru_lock`, ...), and a struct page is
+`struct page of <what its frame holds>` (`struct page of page cache`,
+`struct page of slab:dentry`; offset in the struct page).
 
 Parts of the image are freed after boot and reused by the page allocator
 (arch/x86/mm/init.c, init_64.c): the init sections [__init_begin,
@@ -73,6 +78,8 @@ BRK_START, BRK_END = "__brk_base", "__brk_limit"
 # (first symbol, rounded up to a page?, end symbol): image ranges freed after boot (module docstring)
 FREED_AFTER_BOOT = (("__init_begin", False, "__init_end"), ("_etext", True, "__start_rodata"), ("__end_rodata", True, "_sdata"))
 SLAB, PERCPU, TABLE, STACK = "slab", "percpu", "table", "stack"
+NODE, FIELD, MEMMAP = "node", "field", "memmap"
+STRUCT_PAGE_OF = "struct page of "
 # kinds of whole pages, and the name a line in one gets (its offset: in the page)
 PAGE_KINDS = {"pagetable": "page table", "anon": "user page (anon)", "file": "page cache", "reserved": "reserved page", "free": "free page (when the map was read)"}
 
@@ -159,30 +166,78 @@ def read_system_map(path: Path, image_base: int) -> SymbolTable:
 
 
 @dataclass(frozen=True)
-class MemoryMap:
-    """One ROI's memory map from the guest (kernel/patches/README.md), by physical start."""
+class _Ranges:
+    """Ranges that do not overlap, by physical start."""
 
     starts: tuple[int, ...]
     ranges: tuple[MemoryRange, ...]
 
     @classmethod
-    def of(cls, ranges: Iterable[MemoryRange]) -> "MemoryMap":
+    def of(cls, ranges: Iterable[MemoryRange]) -> "_Ranges":
         ordered = sorted(ranges, key=lambda r: r.physical)
         return cls(tuple(r.physical for r in ordered), tuple(ordered))
 
-    def holding(self, line: int) -> MemoryRange | None:
-        index = bisect_right(self.starts, line) - 1
+    def holding(self, address: int) -> MemoryRange | None:
+        index = bisect_right(self.starts, address) - 1
         if index < 0:
             return None
         found = self.ranges[index]
-        return found if line < found.physical + found.size else None
+        return found if address < found.physical + found.size else None
 
-    def object_on(self, line: int, symbols: SymbolTable | None) -> tuple[int, str] | None:
+    def overlapping(self, start: int, end: int) -> list[MemoryRange]:
+        first = max(bisect_right(self.starts, start) - 1, 0)
+        last = bisect_left(self.starts, end)
+        return [r for r in self.ranges[first:last] if r.physical < end and start < r.physical + r.size]
+
+
+@dataclass(frozen=True)
+class MemoryMap:
+    """One ROI's memory map from the guest (kernel/patches/README.md).
+
+    The map's kinds overlap: the node data and the struct pages are
+    boot-time allocations, so their pages are listed as reserved too, and
+    a node's fields lie inside its pg_data_t. Objects are the ranges of
+    every kind but fields and whole pages (they do not overlap each
+    other); a line's object is looked up there first, then in the pages."""
+
+    objects: _Ranges
+    pages: _Ranges
+    fields: _Ranges
+
+    @classmethod
+    def of(cls, ranges: Iterable[MemoryRange]) -> "MemoryMap":
+        listed = list(ranges)
+        return cls(
+            _Ranges.of(r for r in listed if r.kind not in PAGE_KINDS and r.kind != FIELD),
+            _Ranges.of(r for r in listed if r.kind in PAGE_KINDS),
+            _Ranges.of(r for r in listed if r.kind == FIELD),
+        )
+
+    def holding(self, line: int) -> MemoryRange | None:
+        """The most specific range holding the address: an object's, else its page's."""
+        return self.objects.holding(line) or self.pages.holding(line)
+
+    def fields_on(self, line: int, line_bytes: int) -> list[tuple[int, str]]:
+        """(start, name) of each node data field with a byte on the line."""
+        return [(r.physical, r.name) for r in self.fields.overlapping(line, line + line_bytes)]
+
+    def frame_name(self, frame: int) -> str:
+        """What a page frame holds, as the map names the object at its start."""
+        named = self.object_on(frame * PAGE_BYTES, None, describe_frames=False)
+        return named[1] if named is not None else UNKNOWN_HEAP
+
+    def object_on(self, line: int, symbols: SymbolTable | None, describe_frames: bool = True) -> tuple[int, str] | None:
         """(start, name) of the run-time object holding the line's first byte, or None."""
         found = self.holding(line)
         if found is None:
             return None
         offset = line - found.physical
+        if found.kind == NODE:
+            return found.physical, f"pgdat:node{found.name}"
+        if found.kind == MEMMAP and found.object_bytes > 0:
+            index, in_page = divmod(offset, found.object_bytes)
+            frame = f"frame {found.table_offset + index}" if not describe_frames else self.frame_name(found.table_offset + index)
+            return line - in_page, f"{STRUCT_PAGE_OF}{frame}"
         if found.kind == SLAB and found.slab_bytes > 0 and found.object_bytes > 0:
             in_slab = offset % found.slab_bytes
             index = in_slab // found.object_bytes
@@ -217,8 +272,12 @@ def symbolise(
     run_time = memory.object_on(line, symbols) if memory is not None else None
     if run_time is not None and named and run_time[1] in PAGE_KINDS.values():
         run_time = None  # a page kind (the image's pages are reserved) says less than the symbol the line is in
+    fields = memory.fields_on(line, line_bytes) if memory is not None else []
     objects = sorted(
-        [(start, 0, name) for start, name in named] + ([(run_time[0], 1, run_time[1])] if run_time else []) + [(start, 2, name) for start, name in registered]
+        [(start, 0, name) for start, name in named]
+        + ([(run_time[0], 1, run_time[1])] if run_time else [])
+        + [(start, 2, name) for start, name in fields]
+        + [(start, 3, name) for start, name in registered]
     )
     if not objects:
         if symbols is not None and symbols.in_brk(line):
