@@ -34,7 +34,8 @@ from analysis.calibration.published import PublishedError
 from analysis.calibration.section import calibration_section
 from analysis.handoff_chart.teaching import teaching_section
 from analysis.hotlines.section import hotlines_section
-from analysis.hotlines.table import hotline_tables
+from analysis.hotlines.claim_lines import with_top_lines
+from analysis.hotlines.table import HotlineTables, hotline_tables
 from analysis.input_errors import INPUT_ERRORS, messages
 from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
@@ -307,7 +308,7 @@ def reading_section(title: str, written: discussion.Discussion | None, finished_
 CLAIM_COLUMNS = [
     "claim", "condition", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES, "window", "rate", "rate_source",
     "n_a", "n_b", "ratio", "ci_low", "ci_high", "published", "published_ratio", "ours", "verdict", "merged_claims",
-    "traced_left_out",
+    "traced_left_out", "top_line_a", "top_line_b",
 ]  # fmt: skip
 
 
@@ -326,8 +327,8 @@ def claim_cases(judged: pd.DataFrame) -> pd.Series:
     return case
 
 
-def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
-                  discussions: dict[str, discussion.Discussion]) -> tuple[Section, pd.DataFrame]:  # fmt: skip
+def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion],
+                  hot: HotlineTables) -> tuple[Section, pd.DataFrame]:  # fmt: skip
     """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv."""
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
@@ -344,7 +345,10 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
         f"a or b better when it lies wholly beyond; a claim `{AGREES}` or `{DISAGREES}` only then, and is "
         f"`{INCONCLUSIVE}` otherwise, `{SINGLE_RUN}` when a side has one run. Rows resting on the same runs are one "
         "judgement (`merged_claims` names the others). A claim is about which configuration is better; the seeds "
-        "measured throughput, time or jobs per minute, so ratios are shown side by side but only directions are judged."
+        "measured throughput, time or jobs per minute, so ratios are shown side by side but only directions are judged. "
+        "`top_line_a` and `top_line_b` are the measured top line of each traced ROI standing for a or b (the "
+        "traced runs left out of the rate), with its share of the ROI's coherence requests (analysis/README.md, "
+        "\"Hot lines\"): a reading names a bottleneck only from these."
     )
     frames = []
     moves = upstream_moves.load_moves()
@@ -359,7 +363,7 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path,
         if seed.compare_on:
             sizes = ", ".join(f"{key} = {value}" for key, value in seed.compare_on.items())
             sub.paragraphs.append(f"The claims are compared on our runs with {sizes} only (seeds.toml `compare_on`: the seed's own setting).")
-        claims = claims_table(table, seed, tolerance)
+        claims = with_top_lines(claims_table(table, seed, tolerance), hot)
         frames.append(claims)
         sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours (n, mean ratio and its interval)", claims[CLAIM_COLUMNS]))
         judged = claims[claims["ratio"].notna()]
@@ -466,7 +470,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     hot = hotline_tables(results)
     hierarchies = pd.Series([run.machine.hierarchy for run in results.runs.values()], dtype=object)
     sections.append(hotlines_section(hot, hierarchies))
-    seeds_part, claims = seeds_section(table, lock_summary, out, discussions)
+    seeds_part, claims = seeds_section(table, lock_summary, out, discussions, hot)
     sections.append(seeds_part)
     curves, curve_rows = curve_section(table, out)
     if curves is not None:

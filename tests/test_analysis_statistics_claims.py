@@ -117,6 +117,8 @@ def test_traced_runs_are_left_out_of_the_rate() -> None:
     row = judged(rows).loc[HEADLINE]
     assert row["traced_left_out"] == 1 and "traced-spinlock" not in row["runs_b"]
     assert (row["n_b"], row["verdict"]) == (3, AGREES)
+    # the traced run is where b's top line is read; a has none
+    assert (row["traced_a"], row["traced_b"]) == ("", "traced-spinlock:0")
 
 
 def test_only_traced_runs_give_no_rate() -> None:

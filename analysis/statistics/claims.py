@@ -30,7 +30,7 @@ from analysis import seed_comparison
 from analysis.seeds import Claim, Seed, SeedFile, Workload
 from analysis.statistics.configurations import configuration_spread, rate_of, run_ids
 from analysis.statistics.intervals import ratio_interval
-from analysis.statistics.pooling import check_poolable, split_traced, window_of
+from analysis.statistics.pooling import RUN_ID, check_poolable, split_traced, window_of
 from analysis.statistics.rules import StatisticsError, StatisticsRules, load_rules
 from analysis.statistics.verdicts import verdict
 
@@ -40,7 +40,17 @@ COLUMNS = (
     "seed", "claim", "condition", "workload", seed_comparison.CPU_MODEL, seed_comparison.COPIES, "window",
     "rate", "rate_source", "n_a", "n_b", "mean_a", "mean_b", "ratio", "ci_low", "ci_high", "ci_method",
     "published", "published_ratio", "ours", "verdict", "merged_claims", "traced_left_out", "runs_a", "runs_b",
+    "traced_a", "traced_b", "top_line_a", "top_line_b",
 )  # fmt: skip
+ROI = "roi"
+
+
+def traced_rois(rows: pd.DataFrame) -> str:
+    """The traced ROIs of `rows` as `run:roi`, sorted, space-separated: where a side's top line is read."""
+    if RUN_ID not in rows or rows.empty:
+        return ""
+    rois = rows[ROI].astype(int).astype(str) if ROI in rows else pd.Series("0", index=rows.index)
+    return " ".join(sorted(rows[RUN_ID].astype(str) + ":" + rois))
 HEADLINE = " (headline)"
 
 
@@ -106,7 +116,7 @@ def judge_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload
         return [dict(base, verdict="not run: " + why)]
     a_rows, a_traced = split_traced(a_all, rules, f"claim {claim.id}, a")
     b_rows, b_traced = split_traced(b_all, rules, f"claim {claim.id}, b")
-    base["traced_left_out"] = len(a_traced) + len(b_traced)
+    base.update(traced_left_out=len(a_traced) + len(b_traced), traced_a=traced_rois(a_traced), traced_b=traced_rois(b_traced))
     if a_rows.empty or b_rows.empty:
         side = "a" if a_rows.empty else "b"
         return [dict(base, verdict=f"not run: {side}: only traced runs (attribution only, no rate)")]
