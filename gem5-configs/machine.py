@@ -260,6 +260,7 @@ SCHEMAS: dict[str, Schema] = {
         "l1i": _CLASSIC_CACHE,
         "l1d": _CLASSIC_CACHE,
         "l2": _CLASSIC_CACHE,
+        "iocache": _CLASSIC_CACHE,
         "fsb": {
             "clock": (_frequency, True),
             "width_bytes": (_positive_int, True),

@@ -37,7 +37,6 @@ from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy i
 from gem5.utils.override import overrides
 
 # The stdlib's coherent I/O cache in front of the IDE DMA port (its values).
-IO_CACHE = dict(assoc=8, tag_latency=50, data_latency=50, response_latency=50, mshrs=20, size="1kB", tgts_per_mshr=12)
 XBAR_LATENCY_FIELDS = ("frontend_latency", "forward_latency", "response_latency", "snoop_response_latency")
 
 
@@ -118,6 +117,8 @@ class PiiiFsbCacheHierarchy(AbstractClassicCacheHierarchy):
             core.connect_interrupt(self.membus.mem_side_ports, self.membus.cpu_side_ports)
 
         if board.has_coherent_io():
-            self.iocache = Cache(addr_ranges=board.mem_ranges, **IO_CACHE)
+            # Coherent DMA's cache in the chipset; every bus request snoops
+            # it (machine file [iocache] says why its latencies matter).
+            self.iocache = _cache(data["iocache"], addr_ranges=board.mem_ranges)
             self.iocache.mem_side = self.membus.cpu_side_ports
             self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
