@@ -206,6 +206,21 @@ def test_the_node_data_and_the_struct_pages_are_named_before_their_reserved_page
     assert symbolise(0x3F000000, LINE, run_time_table, (), memory) == ("reserved page", 0)
 
 
+def test_a_per_cpu_unit_past_its_static_section_is_its_dynamic_area(run_time_table) -> None:  # type: ignore[no-untyped-def]
+    # as altix-numa printed it: CPU 7's static section, then the reserved pages of its whole unit
+    memory = MemoryMap.of(
+        [
+            MemoryRange("percpu", 0x7F500000, 127512, name="7"),
+            MemoryRange("reserved", 0x7F500000, 159744),
+            MemoryRange("percpu", 0x7F400000, 127512, name="6"),  # no reserved pages listed: nothing derived
+        ]
+    )
+    assert symbolise(0x7F5212C0, LINE, run_time_table, (), memory) == ("percpu (dynamic) [cpu 7]", 0x212C0 - 127512)
+    assert symbolise(0x7F527000, LINE, run_time_table, (), memory) == (UNKNOWN_HEAP, None)  # past the unit
+    assert symbolise(0x7F4212C0, LINE, run_time_table, (), memory) == (UNKNOWN_HEAP, None)
+    assert object_of("percpu (dynamic) [cpu 7]") == "percpu (dynamic)"
+
+
 def test_the_memory_map_names_freed_image_memory_the_slab_reused(run_time_table) -> None:  # type: ignore[no-untyped-def]
     memory = MemoryMap.of([MemoryRange("slab", 0x1005000, 4096, 4096, 64, "kmalloc-64")])
     assert symbolise(0x1005040, LINE, run_time_table, (), memory) == ("slab:kmalloc-64", 0)

@@ -34,7 +34,9 @@ the reserved pages they are in: a node's pg_data_t is `pgdat:node<N>`,
 followed by each of its listed fields with a byte on the line
 (`zone.Normal.lock`, `__lruvec.lru_lock`, ...), and a struct page is
 `struct page of <what its frame holds>` (`struct page of page cache`,
-`struct page of slab:dentry`; offset in the struct page).
+`struct page of slab:dentry`; offset in the struct page). A CPU's
+per-CPU unit goes on past its static section, in the reserved pages
+that start with it: `percpu (dynamic) [cpu N]` (alloc_percpu() memory).
 
 Parts of the image are freed after boot and reused by the page allocator
 (arch/x86/mm/init.c, init_64.c): the init sections [__init_begin,
@@ -79,6 +81,8 @@ BRK_START, BRK_END = "__brk_base", "__brk_limit"
 FREED_AFTER_BOOT = (("__init_begin", False, "__init_end"), ("_etext", True, "__start_rodata"), ("__end_rodata", True, "_sdata"))
 SLAB, PERCPU, TABLE, STACK = "slab", "percpu", "table", "stack"
 NODE, FIELD, MEMMAP = "node", "field", "memmap"
+PERCPU_DYNAMIC = "percpu-dynamic"  # derived, not in the guest's map (MemoryMap.of)
+RESERVED = "reserved"
 STRUCT_PAGE_OF = "struct page of "
 # kinds of whole pages, and the name a line in one gets (its offset: in the page)
 PAGE_KINDS = {"pagetable": "page table", "anon": "user page (anon)", "file": "page cache", "reserved": "reserved page", "free": "free page (when the map was read)"}
@@ -207,6 +211,7 @@ class MemoryMap:
     @classmethod
     def of(cls, ranges: Iterable[MemoryRange]) -> "MemoryMap":
         listed = list(ranges)
+        listed += _percpu_dynamic(listed)
         return cls(
             _Ranges.of(r for r in listed if r.kind not in PAGE_KINDS and r.kind != FIELD),
             _Ranges.of(r for r in listed if r.kind in PAGE_KINDS),
@@ -232,6 +237,8 @@ class MemoryMap:
         if found is None:
             return None
         offset = line - found.physical
+        if found.kind == PERCPU_DYNAMIC:
+            return found.physical, f"percpu (dynamic) [cpu {found.name}]"
         if found.kind == NODE:
             return found.physical, f"pgdat:node{found.name}"
         if found.kind == MEMMAP and found.object_bytes > 0:
@@ -256,6 +263,24 @@ class MemoryMap:
         if found.kind in PAGE_KINDS:
             return line - offset % PAGE_BYTES, PAGE_KINDS[found.kind]
         return found.physical, found.kind
+
+
+def _percpu_dynamic(ranges: list[MemoryRange]) -> list[MemoryRange]:
+    """Each CPU's per-CPU area past its static section: the reserved and dynamic parts of its unit.
+
+    The map lists a CPU's static per-CPU section only; its unit goes on
+    with the first chunk's reserved and dynamic areas (alloc_percpu():
+    zones' page lists, node statistics, per-CPU counters), all boot-time
+    memory, so the reserved pages starting at the unit's first byte end
+    where the unit ends (the embedding allocator gives back the rest)."""
+    reserved = _Ranges.of(r for r in ranges if r.kind == RESERVED)
+    derived = []
+    for area in (r for r in ranges if r.kind == PERCPU):
+        pages = reserved.holding(area.physical)
+        start = area.physical + area.size
+        if pages is not None and pages.physical + pages.size > start:
+            derived.append(MemoryRange(PERCPU_DYNAMIC, start, pages.physical + pages.size - start, name=area.name))
+    return derived
 
 
 def locks_on_line(locks: Iterable[TracedLock], line: int, line_bytes: int) -> list[tuple[int, str]]:
