@@ -39,6 +39,7 @@ that trace, so they are empty (NaN), not 0.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -56,6 +57,7 @@ from lockstudy.files import read_toml, typed_field
 
 TRACE_FILE = "roi.trace.gz"
 SYSTEM_MAP = "System.map"  # next to the kernel build's vmlinux (lockstudy/kernel/build.py)
+BUILD_INFO = "build-info.json"  # next to it too: the build id the run's provenance records
 STATIC_LOCKS_FILE = Path(__file__).resolve().parent / "data" / "static_locks.toml"
 LOCK_EVENTS_FILE = Path(__file__).resolve().parent / "data" / "lock_events.toml"
 EVENT_KINDS = ("invalidations", "forwards", "home_requests")
@@ -135,10 +137,30 @@ def system_map(path: Path) -> dict[str, int]:
 
 
 def system_map_file(result: dict[str, Any]) -> Path | None:
-    """The run's kernel build's System.map: next to the vmlinux it booted (provenance.kernel.path), if still there."""
-    kernel = Path(str(result.get("provenance", {}).get("kernel", {}).get("path", "")))
+    """The run's kernel build's System.map: next to the vmlinux it booted (provenance.kernel.path), if still there.
+
+    A rebuild replaces that folder's files, so the System.map there belongs
+    to the run only while the build-info.json beside it has the build id
+    the run recorded (provenance.kernel.build_info.build_id); another
+    build's map would name the run's lines with symbols of another
+    layout, so then there is none."""
+    kernel_record = result.get("provenance", {}).get("kernel", {})
+    kernel = Path(str(kernel_record.get("path", "")))
     map_file = kernel.parent / SYSTEM_MAP
-    return map_file if kernel.name and map_file.is_file() else None
+    if not kernel.name or not map_file.is_file():
+        return None
+    ran = (kernel_record.get("build_info") or {}).get("build_id")
+    if ran is not None and _build_id_beside(kernel) not in (None, ran):
+        return None
+    return map_file
+
+
+def _build_id_beside(kernel: Path) -> str | None:
+    """The build id of the build-info.json next to a vmlinux (None: no readable one)."""
+    try:
+        return json.loads((kernel.parent / BUILD_INFO).read_text()).get("build_id")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def check_symbol_physical(symbols: dict[str, int], config: dict[str, Any]) -> int | None:

@@ -34,3 +34,18 @@ def test_a_map_that_is_not_the_kernel_that_ran_is_refused(tmp_path: Path) -> Non
 def test_without_the_kernel_build_there_are_no_static_locks(tmp_path: Path) -> None:
     result = {"provenance": {"kernel": {"path": "<repo>/build/kernel/smp/vmlinux"}}}  # a published run
     assert locks.static_locks(result, []) == []
+
+
+def test_a_rebuilt_kernel_s_map_is_not_the_run_s(tmp_path: Path) -> None:
+    """The build folder was rebuilt since the run: its build-info.json names another build, so its
+    System.map (whose layout may differ) places nothing, and the registry check is not made."""
+    result = kernel_dir(tmp_path, {"bench_area": BASE + 0x1D08140, "rename_lock": BASE + 0x1A0A4C0})
+    (tmp_path / "build-info.json").write_text('{"build_id": "today"}')
+    result["provenance"]["kernel"]["build_info"] = {"build_id": "then"}
+    assert locks.system_map_file(result) is None
+    assert locks.static_locks(result, [TracedLock("bench:lock", 0x1D08100, 4)]) == []
+    # the same build: its map is the run's, and checked
+    result["provenance"]["kernel"]["build_info"] = {"build_id": "today"}
+    assert locks.system_map_file(result) == tmp_path / "System.map"
+    with pytest.raises(locks.StaticLocksError, match=r"not the kernel that ran"):
+        locks.static_locks(result, [TracedLock("bench:lock", 0x1D08100, 4)])
