@@ -39,7 +39,6 @@ that trace, so they are empty (NaN), not 0.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,11 +52,11 @@ from analysis.hotlines.profile import RoiProfile
 from analysis.protocol_trace import Attribution, TracedLock
 from analysis.trace_attribution import TraceJob, attribute_all
 from analysis.runs import Results, RunStats
+from lockstudy.campaign.artifacts import MissingArtifact, read_build_info
 from lockstudy.files import read_toml, typed_field
 
 TRACE_FILE = "roi.trace.gz"
 SYSTEM_MAP = "System.map"  # next to the kernel build's vmlinux (lockstudy/kernel/build.py)
-BUILD_INFO = "build-info.json"  # next to it too: the build id the run's provenance records
 STATIC_LOCKS_FILE = Path(__file__).resolve().parent / "data" / "static_locks.toml"
 LOCK_EVENTS_FILE = Path(__file__).resolve().parent / "data" / "lock_events.toml"
 EVENT_KINDS = ("invalidations", "forwards", "home_requests")
@@ -150,17 +149,19 @@ def system_map_file(result: dict[str, Any]) -> Path | None:
     if not kernel.name or not map_file.is_file():
         return None
     ran = (kernel_record.get("build_info") or {}).get("build_id")
-    if ran is not None and _build_id_beside(kernel) not in (None, ran):
+    if ran is not None and _build_id_in(kernel.parent) not in (None, ran):
         return None
     return map_file
 
 
-def _build_id_beside(kernel: Path) -> str | None:
-    """The build id of the build-info.json next to a vmlinux (None: no readable one)."""
+@lru_cache(maxsize=None)
+def _build_id_in(directory: Path) -> str | None:
+    """The build id of a kernel build folder's build-info.json, read once per folder (None: no readable one)."""
     try:
-        return json.loads((kernel.parent / BUILD_INFO).read_text()).get("build_id")
-    except (OSError, ValueError, AttributeError):
+        build_id = read_build_info(directory, "kernel build").get("build_id")
+    except (MissingArtifact, OSError, ValueError):
         return None
+    return None if build_id is None else str(build_id)
 
 
 def check_symbol_physical(symbols: dict[str, int], config: dict[str, Any]) -> int | None:
