@@ -79,8 +79,10 @@ MEMORY_LINES = {
 }
 # A kernel message (printk with its time stamp) that the console printed in
 # the middle of one of /init's lines: that line goes on after the message's
-# newline, so the message and its newline are taken out.
-KERNEL_MESSAGE_INSIDE_A_LINE = re.compile(r"(?<=[^\n])\[ *\d+\.\d+\] [^\n]*\n")
+# newline, so the message and its newline are taken out. Several messages may
+# come in a row (the TSC's refined calibration, then its clocksource line)
+# before the line goes on; they are taken out together.
+KERNEL_MESSAGE_INSIDE_A_LINE = re.compile(r"(?<=[^\n])(?:\[ *\d+\.\d+\] [^\n]*\n)+")
 # A protocol line may follow other text on the same console line (a kernel
 # message without its newline); it always runs to the end of the line.
 PROTOCOL_LINE = re.compile(r"(LOCKSTUDY-[A-Z-]+)(?:[ \t]+(.*))?$")

@@ -182,6 +182,20 @@ def test_a_kernel_message_printed_inside_a_map_line_is_taken_out() -> None:
     assert [(m.kind, m.physical, m.name) for m in run.memory[0]] == [("slab", 0x2108000, "sighand_cache")]
 
 
+def test_several_kernel_messages_in_a_row_inside_a_map_line_are_taken_out() -> None:
+    """Seen in CI: two messages, one after the other, in the middle of one line."""
+    memory = (
+        "LOCKSTUDY-MEMORY-BEGIN pft\n"
+        "slab 0x[    1.421002] tsc: Refined TSC clocksource calibration: 2596.105 MHz\n"
+        "[    1.422562] clocksource: tsc: mask: 0xffffffffffffffff max_cycles: 0x256bde824e1, max_idle_ns: 440795301549 ns\n"
+        "0000000002314000 4096 4096 104 anon_vma\n"
+        "LOCKSTUDY-MEMORY-END\n"
+    )
+    run = parse_console(WHOLE.replace("LOCKSTUDY-RUN samefile", memory + "LOCKSTUDY-RUN samefile"))
+    assert run.complete
+    assert [(m.kind, m.physical, m.name) for m in run.memory[0]] == [("slab", 0x2314000, "anon_vma")]
+
+
 @pytest.mark.parametrize(
     "block, problem",
     [
