@@ -91,6 +91,11 @@ def test_dry_run_prints_each_runs_prediction_and_the_totals(tmp_path: Path) -> N
     assert "Total of what is left (4 of 5 run(s) not done, 4 of 5 boot(s) not paid)" in result.stdout
     assert "no prediction for 1 run(s) and 1 boot(s), not in the totals" in result.stdout
     assert "boot paid (one of its runs is done)" in result.stdout
+    # by study: sweep has three runs and their three boots left; numa's one run and boot have no prediction
+    sweep_runs = sum(predicted_run_seconds(cpus) for cpus in (2, 4, 4)) / 3600
+    sweep_boots = (law(BOOT, 2) + 2 * law(BOOT, 4)) / 3600
+    assert f"  sweep: 3 of 4 run(s) left, {sweep_runs:.2f} core-h of runs + {sweep_boots:.2f} of boots" in lines
+    assert "  numa: 1 of 1 run(s) left, 0.00 core-h of runs + 0.00 of boots; no prediction for 1 run(s) and 1 boot(s)" in lines
     assert "host s per simulated ms altix-numa/timing/untraced/any testcase: 0 point(s) (a fit needs 3 at two or more sizes), and no neighbour group with a fit: no prediction" in result.stdout
 
 

@@ -76,6 +76,19 @@ class RunCost:
     slurm: SlurmRequest
 
 
+@dataclass
+class StudyCost:
+    """One study's share of what is left, in core-seconds (host seconds times each run's host CPUs)."""
+
+    study: str
+    runs: int = 0
+    left: int = 0
+    run_seconds: float = 0.0
+    boot_seconds: float = 0.0
+    unpredicted: int = 0
+    unpredicted_boots: int = 0
+
+
 @dataclass(frozen=True)
 class CampaignCost:
     runs: list[RunCost]
@@ -102,6 +115,32 @@ class CampaignCost:
 
     def unpredicted_runs(self) -> list[RunCost]:
         return [r for r in self.to_do() if isinstance(r.host_seconds, NoPrediction)]
+
+    def by_study(self) -> list[StudyCost]:
+        """What is left of each study, in the campaign's order: a chunk's size before it is launched.
+
+        A boot not paid is counted with the first study (in campaign order) that has a run
+        left in it: launched in that order, that study's runs build the checkpoint."""
+        studies: dict[str, StudyCost] = {}
+        booted: set[str] = set()
+        for run in self.runs:
+            study = studies.setdefault(run.spec.study, StudyCost(run.spec.study))
+            study.runs += 1
+            if run.done:
+                continue
+            study.left += 1
+            if isinstance(run.host_seconds, Estimate):
+                study.run_seconds += run.host_seconds.value * run.spec.resources.host_cpus
+            else:
+                study.unpredicted += 1
+            checkpoint = run.checkpoint
+            if not checkpoint.paid and checkpoint.key not in booted:
+                booted.add(checkpoint.key)
+                if isinstance(checkpoint.host_seconds, Estimate):
+                    study.boot_seconds += checkpoint.host_seconds.value * run.spec.resources.host_cpus
+                else:
+                    study.unpredicted_boots += 1
+        return list(studies.values())
 
     def unpredicted_checkpoints(self) -> list[CheckpointCost]:
         return [c for c in self.unpaid_checkpoints() if isinstance(c.host_seconds, NoPrediction)]

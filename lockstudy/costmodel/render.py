@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
-from lockstudy.costmodel.plan import MIB_PER_GIB, SECONDS_PER_HOUR, CampaignCost, CheckpointCost
+from lockstudy.costmodel.plan import MIB_PER_GIB, SECONDS_PER_HOUR, CampaignCost, CheckpointCost, StudyCost
 from lockstudy.costmodel.settings import CostSettings
 from lockstudy.costmodel.table import CostRow
 
@@ -58,6 +58,16 @@ def checkpoint_line(checkpoint: CheckpointCost, notes: Notes) -> str:
     return f"  {where}; boot {hours(checkpoint.host_seconds)} host h, {peak} {notes.cite(checkpoint.host_seconds, checkpoint.peak_mib)}"
 
 
+def study_line(study: StudyCost) -> str:
+    where = f"  {study.study}: {study.left} of {study.runs} run(s) left"
+    if not study.left:
+        return where
+    text = f"{where}, {study.run_seconds / SECONDS_PER_HOUR:.2f} core-h of runs + {study.boot_seconds / SECONDS_PER_HOUR:.2f} of boots"
+    if study.unpredicted or study.unpredicted_boots:
+        text += f"; no prediction for {study.unpredicted} run(s) and {study.unpredicted_boots} boot(s)"
+    return text
+
+
 def cost_lines(cost: CampaignCost, settings: CostSettings, rows: list[CostRow], slurm: bool) -> list[str]:
     notes = Notes()
     sources = Counter(row.source for row in rows)
@@ -97,6 +107,8 @@ def cost_lines(cost: CampaignCost, settings: CostSettings, rows: list[CostRow], 
             f"  no prediction for {len(missing_runs)} run(s) and {len(missing_boots)} boot(s), not in the totals; "
             f"their campaign limits (time_minutes) allow {limit_hours:.1f} host h for those runs"
         )
+    lines += ["", "By study, in the campaign's order (a chunk for --only-study; a boot counts with the first study that needs it):"]
+    lines.extend(study_line(study) for study in cost.by_study())
     if slurm:
         fallback = [r for r in to_do if not (r.slurm.time_from_model and r.slurm.memory_from_model)]
         lines += [
