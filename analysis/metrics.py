@@ -13,8 +13,9 @@ result of the testcase that ran in it, and builds one table:
   <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff, _per_sim_s,
   metrics.<name> (the testcase's own scalar measures)
 
-A metric the machine's memory system does not have is NaN (a bus has no
-invalidation messages of its own; Ruby has no broadcast). A denominator
+A metric the machine's memory system or CPU model does not have is NaN (a
+bus has no invalidation messages of its own; Ruby has no broadcast; the
+timing CPU has no branch predictor). A denominator
 of zero gives NaN, never infinity or zero.
 
 A Ruby rule may name its `protocol` (MESI_Two_Level and CHI name the
@@ -79,6 +80,7 @@ class MetricRule:
     protocol: str | None = None  # None: every protocol of the hierarchy
     role: str | None = None  # only the vector elements of these controllers' versions
     links: str | None = None  # only stats of these links (LINK_SETS)
+    nan_when_absent: bool = False  # not required, and no stat matched: NaN (the CPU model has no such unit), not 0
 
     def takes_bare_total(self) -> bool:
         return self.sub.fullmatch(TOTAL_SUB) is not None
@@ -145,6 +147,7 @@ def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
                 sub=_regex(_field(entry, "sub", str, where), f"{where}.sub"),
                 combine=combine,
                 required=_field(entry, "required", bool, where),
+                nan_when_absent=_field(entry, "nan_when_absent", bool, where) if "nan_when_absent" in entry else False,
                 description=_field(entry, "description", str, where),
                 source=_field(entry, "source", str, where),
             )
@@ -209,6 +212,8 @@ def _apply(rule: MetricRule, grouped: dict[str, dict[str, float]], where: str, m
         matched = [stat for stat in matched if _owned_by(stat, machine.inter_node_links)]
     if not matched and rule.required:
         raise MetricsError(f"{where}: metric {rule.name}: no stat matches {rule.stat.pattern!r} (required)")
+    if not matched and rule.nan_when_absent:
+        return math.nan
     total = 0.0
     for stat in matched:
         subs = grouped[stat]

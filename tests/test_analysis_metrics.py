@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,25 @@ def test_instructions_are_the_cpus_committed_instructions_of_the_roi(folder: Pat
     # simInsts counts since the simulation began, not since the ROI's start
     assert printed(folder, "simInsts")[0] > row["instructions"]
     assert row["instructions_per_op"] == pytest.approx(row["instructions"] / row["ops"])
+
+
+def test_where_the_cpus_spent_their_cycles_is_read_and_absent_units_are_nan(tmp_path: Path) -> None:
+    """Cycles and instruction-cache misses on every CPU model; BTB misses only where the CPU predicts
+    branches: the timing CPU's runs read NaN, not 0, and an O3 run's printed counts add up."""
+    row = row_of(CLASSIC)
+    assert row["cpu_cycles"] == sum(printed(CLASSIC, r"board\.processor\.\w+\.core\.numCycles")) > 0
+    assert row["l1i_misses"] == sum(printed(CLASSIC, r"board\.cache_hierarchy\.l1i-cache-\d+\.demandMisses::total")) > 0
+    assert row["cpu_cycles_per_op"] == pytest.approx(row["cpu_cycles"] / row["ops"])
+    assert math.isnan(row["btb_mispredicts"]) and math.isnan(row["btb_mispredicts_per_op"])
+    assert not math.isnan(row_of(RUBY)["cpu_cycles"]) and math.isnan(row_of(RUBY)["l1i_misses"])
+    o3 = tmp_path / "o3"
+    shutil.copytree(CLASSIC, o3)
+    text = (o3 / "stats.txt").read_text()
+    cores = sorted(set(re.findall(r"^(board\.processor\.\w+\.core)\.numCycles ", text, flags=re.M)))
+    added = "".join(f"{core}.branchPred.BTBMispredicted {100 + n} # Number of BTB mispredicts (Count)\n" for n, core in enumerate(cores))
+    end = "---------- End Simulation Statistics"
+    (o3 / "stats.txt").write_text(text.replace(end, added + end, 1))
+    assert row_of(o3)["btb_mispredicts"] == sum(100 + n for n in range(len(cores)))
 
 
 def test_link_stats_match_their_config_paths_without_the_index_padding() -> None:

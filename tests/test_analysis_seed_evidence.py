@@ -47,7 +47,7 @@ def test_the_evidence_table_says_under_which_condition_a_run_stands() -> None:
         run("u", "fdlock-up", "up", "", 1, 100, 10.0, 1.0, testcase="dd1b"),
         run("n", "fdlock", "smp", "lockstudy.fdlock=none", 1, 100, 9.0, 2.0, testcase="dd1b"),
         run("r", "fdlock", "smp", "lockstudy.fdlock=rwlock", 1, 100, 8.0, 3.0, testcase="dd1b"),
-    ]).assign(instructions_per_op=100.0)  # fmt: skip
+    ]).assign(instructions_per_op=100.0, cpu_cycles_per_op=90.0, l1i_misses_per_op=2.0, btb_mispredicts_per_op=float("nan"))  # fmt: skip
     frame = seed_evidence.configuration_table(table, SEEDS["001"]).set_index("boot_args")
     assert frame.loc["", "condition"] == "as-shipped, precondition"  # the UP kernel: no lock either way
     assert (frame.loc["lockstudy.fdlock=none", "seed_variant"], frame.loc["lockstudy.fdlock=none", "condition"]) == ("rwlock", "as-shipped")
