@@ -671,7 +671,7 @@ def side_by_side(
     return _save(figure, path_stem, title, alt)
 
 
-CLAIM_RATIO_LABEL = "a / b (1 = the same; right of 1: a is higher)"
+CLAIM_RATIO_LABEL = "a's advantage over b (a / b of a rate, b / a of a time; right of 1: a is better)"
 
 
 def draw_claim_ratios(claims: pd.DataFrame, *, key: str, title: str, rules: Readability | None = None) -> tuple[MplFigure, str]:

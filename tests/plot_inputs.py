@@ -29,10 +29,12 @@ import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
 from analysis import handoffs, plots, report
+from analysis.seeds import load_seeds
 from analysis.statistics.configurations import rate_of
 from lockstudy.paths import ROOT
 
 SEEDS_RESULTS = ROOT / "results" / "seeds"
+SEEDS = {seed.id: seed for seed in load_seeds()}
 FALLBACK_RATE = "ops_per_sim_s"  # the ROI's rate, for a testcase whose guest rate this table lacks
 FALLBACK_RATE_LABEL = "operations per simulated second"
 COMMITTED_CLAIMS_CAPTION = re.compile(r"^\*\*Table \d+\.\*\* Seed (?P<seed>\d+): claims, published and ours$")
@@ -184,8 +186,8 @@ def seed_input(seed: str, claims: pd.DataFrame, stem: str) -> PlotInput | None:
     judged = claims[claims["ratio"].notna()]
     if judged.empty:
         return None
-    judged = judged.assign(case=report.claim_cases(judged), ours_ratio=judged["ratio"])
-    options = dict(key="case", title=f"Seed {seed}: a / b, published and ours")
+    judged = report.claim_advantages(judged, SEEDS[seed])
+    options = dict(key="case", title=f"Seed {seed}: a's advantage over b, published and ours")
     return PlotInput(stem, "claims", judged.reset_index(drop=True), options)
 
 

@@ -133,3 +133,19 @@ def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
     ]  # fmt: skip
     one_build = rows[rows["kernel_build"] == "smp"]
     assert throughput_series(one_build, "boot_args").tolist() == ["lockstudy.spinlock=tas, 1 thread(s)", "lockstudy.spinlock=tas"]
+
+
+def test_the_seeds_figure_turns_both_sides_to_as_advantage() -> None:
+    """Seed 001's published measure is dd's seconds (lower is better), ours a rate: "UP takes 0.55 of
+    SMP's time" and "UP does 1.04x SMP's operations" both say UP is better, and both must sit right of 1."""
+    from analysis import report
+    from analysis.seeds import load_seeds
+
+    seed = next(s for s in load_seeds() if s.id == "001")
+    judged = pd.DataFrame([{
+        "claim": "001-up-vs-smp-2.5", "condition": "as-shipped", "workload": "dd1b", "roi_cpu": "timing", "copies": float("nan"),
+        "window": "", "published_ratio": 0.5513, "ratio": 1.04, "ci_low": 1.03, "ci_high": 1.05,
+    }])  # fmt: skip
+    shown = report.claim_advantages(judged, seed).iloc[0]
+    assert shown["published_ratio"] == pytest.approx(1 / 0.5513) and shown["published_ratio"] > 1
+    assert (shown["ours_ratio"], shown["ci_low"], shown["ci_high"]) == (1.04, 1.03, 1.05)
