@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from lockstudy.files import read_toml
+from analysis.statistics.pooling import run_parameters
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "bounds.toml"
 ORDERS = ("1", "N")
@@ -46,6 +47,7 @@ class Bounds:
     min_waiters: int
     asymptotic_sizes: int
     variants: dict[str, Bound]
+    kbench_parameters: tuple[str, ...] = ("variant", "duration_ms", "repeat")
 
 
 @lru_cache(maxsize=None)
@@ -70,9 +72,13 @@ def load_bounds(path: Path = DATA_FILE) -> Bounds:
         if entry["name"] in variants:
             raise BoundsError(f"{where}.name: {entry['name']!r} appears twice")
         variants[entry["name"]] = Bound(entry["name"], entry["order"], entry["per_waiter"], entry["expected"])
+    parameters = agreement.get("kbench_parameters")
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) and p for p in parameters):
+        raise BoundsError(f"{path}: agreement.kbench_parameters: {parameters!r} is not a list of parameter names")
     if agreement["asymptotic_sizes"] < 2:
         raise BoundsError(f"{path}: agreement.asymptotic_sizes: {agreement['asymptotic_sizes']} < 2: a slope needs two sizes")
-    return Bounds(agreement["metric"], agreement["slope_per_waiter"], agreement["min_waiters"], agreement["asymptotic_sizes"], variants)
+    return Bounds(agreement["metric"], agreement["slope_per_waiter"], agreement["min_waiters"], agreement["asymptotic_sizes"], variants,
+                  tuple(parameters))  # fmt: skip
 
 
 def slope(waiters: list[float], values: list[float]) -> float:
@@ -86,10 +92,23 @@ def slope(waiters: list[float], values: list[float]) -> float:
     return sum((w - mean_w) * (v - mean_v) for w, v in zip(waiters, values)) / spread
 
 
+def handoff_runs(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:
+    """The kbench ROIs that measure hand-offs: contended (hand-offs counted), and with no kbench parameter
+    beyond bounds.toml's kbench_parameters (a placement=... run is another experiment)."""
+    bounds = bounds or load_bounds()
+    rows = table[(table["testcase"] == KBENCH) & (table["handoffs"] > 0)]
+    if rows.empty or "run_spec" not in rows:
+        return rows
+    allowed = set(bounds.kbench_parameters)
+    plain = [set(run_parameters(spec, roi)) <= allowed for spec, roi in zip(rows["run_spec"], rows.get("roi", pd.Series(0, index=rows.index)))]
+    return rows[plain]
+
+
 def contended(table: pd.DataFrame, bounds: Bounds, metric: str | None = None) -> pd.DataFrame:
     """The kbench ROIs with contended hand-offs: one mean value per machine, variant and size."""
     metric = metric or bounds.metric
-    rows = table[(table["testcase"] == KBENCH) & (table["cpus"] - 1 >= bounds.min_waiters) & (table["handoffs"] > 0)]
+    rows = handoff_runs(table, bounds)
+    rows = rows[rows["cpus"] - 1 >= bounds.min_waiters]
     rows = rows.assign(waiters=rows["cpus"] - 1)
     keys = ["machine", "variant", "cpus", "nodes", "waiters"]
     points = rows.groupby(keys, as_index=False)[metric].mean()

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,7 @@ BASELINE_WIDTH = 0.8  # the ratio = 1 line of the ratio charts
 RATIO_BASELINE = 1.0  # ratio stems start here: a / b = 1 is "the same"
 STEM_WIDTH = 2.0  # the line from 1 to a ratio's dot
 INTERVAL_CAP = 5.0  # points: the caps of our ratio's interval whiskers
+LINEAR_TICK_GROUPING_FROM = 1000.0  # a linear axis writes ticks from here on as whole numbers with thousands commas
 PUBLISHED_MARKER = "s"
 OURS_MARKER = "o"
 PUBLISHED_LABEL = "published"
@@ -253,6 +254,11 @@ def _plain_number(value: float, _position: int | None = None) -> str:
     return f"{value:g}"
 
 
+def _linear_tick(value: float, _position: int | None = None) -> str:
+    """A linear axis's tick as a reader writes it: 1,200,000 rather than 1.2 under a "1e6" offset; 6.5 as 6.5."""
+    return f"{value:,.0f}" if abs(value) >= LINEAR_TICK_GROUPING_FROM else f"{value:g}"
+
+
 def _set_log_scale(ax: Axes, axis: str, values: Sequence[float]) -> None:
     """A log10 value axis with plain-number ticks: 1-2-5 steps over few decades, decades over many."""
     finite = [v for v in values if math.isfinite(v) and v > 0]
@@ -345,14 +351,21 @@ class _Line:
     points: list[tuple[float, float]]
     colour: str
     dashed: bool
+    whiskers: list[tuple[float, float, float]] = field(default_factory=list)  # (x, low, high): an interval per point
 
 
-def _series_lines(df: pd.DataFrame, xs: pd.Series, ys: pd.Series, series: str, names: list[Any]) -> list[_Line]:
+def _series_lines(
+    df: pd.DataFrame, xs: pd.Series, ys: pd.Series, series: str, names: list[Any], interval: tuple[str, str] | None = None
+) -> list[_Line]:
     lines = []
     for index, name in enumerate(names):
         rows = (df[series] == name).to_numpy()
         points = sorted(zip(xs[rows].tolist(), ys[rows].tolist()))
-        lines.append(_Line(str(name), points, SERIES_COLOURS[index % len(SERIES_COLOURS)], dashed=False))
+        whiskers = []
+        if interval is not None:
+            lows, highs = (df[column].astype(float)[rows].tolist() for column in interval)
+            whiskers = sorted((x, lo, hi) for x, lo, hi in zip(xs[rows].tolist(), lows, highs) if math.isfinite(lo) and math.isfinite(hi))
+        lines.append(_Line(str(name), points, SERIES_COLOURS[index % len(SERIES_COLOURS)], dashed=False, whiskers=whiskers))
     return lines
 
 
@@ -380,10 +393,16 @@ def _draw_lines_panel(
             ax.plot(xs, ys, linestyle=REFERENCE_LINESTYLE, color=line.colour, label=label)
         else:
             ax.plot(xs, ys, marker=MARKER, color=line.colour, label=line.label)
-    values = [y for line in lines for _, y in line.points]
+        if line.whiskers:
+            centres = dict(line.points)
+            ax.errorbar([w[0] for w in line.whiskers], [centres[w[0]] for w in line.whiskers], fmt="none", ecolor=line.colour,
+                        capsize=INTERVAL_CAP, yerr=[[centres[w[0]] - w[1] for w in line.whiskers], [w[2] - centres[w[0]] for w in line.whiskers]])  # fmt: skip
+    values = [y for line in lines for _, y in line.points] + [v for line in lines for _, low, high in line.whiskers for v in (low, high)]
     log = uses_log_axis(values, rules)
     if log:
         _set_log_scale(ax, "y", values)
+    else:
+        ax.yaxis.set_major_formatter(FuncFormatter(_linear_tick))
     ax.set_xscale("log", base=SIZE_LOG_BASE)
     ax.xaxis.set_major_locator(FixedLocator(sizes))
     ax.xaxis.set_minor_locator(NullLocator())
@@ -410,11 +429,12 @@ def draw_lines_vs_size(
     reference: Mapping[str, Sequence[tuple[float, float]]] | None = None,
     reference_name: str = "reference",
     rules: Readability | None = None,
+    interval: tuple[str, str] | None = None,
 ) -> tuple[MplFigure, str]:
     """The figure of `lines_vs_size`, unsaved, and its alt text."""
     rules = rules or default_readability()
     plot = f"lines_vs_size({title!r})"
-    _require_columns(plot, df, [x, y, series])
+    _require_columns(plot, df, [x, y, series, *(interval or ())])
     _require_unique(plot, df, [series, x])
     xs = _require_numeric(plot, df, x)
     ys = _require_numeric(plot, df, y)
@@ -425,7 +445,7 @@ def draw_lines_vs_size(
         raise PlotInputError(f"{plot}: column {x!r} has the value {_show(not_positive[0])}; a log axis needs sizes > 0")
 
     names = _in_order(df[series])
-    measured = _series_lines(df, xs, ys, series, names)
+    measured = _series_lines(df, xs, ys, series, names, interval)
     colours = {line.label: line.colour for line in measured}
     references = _reference_lines(reference, colours)
     apart = own_panel_series({line.label: _peak(line) for line in measured}, rules)
@@ -455,6 +475,8 @@ def draw_lines_vs_size(
     )
     if reference:
         alt += f" Dashed {reference_name} lines: {', '.join(reference)}."
+    if any(line.whiskers for line in measured):
+        alt += " Whiskers: each point's confidence interval, where it has one (two or more runs)."
     alt += _lines_rules_alt(apart, measured, logs, rules)
     return figure, alt
 
@@ -498,6 +520,7 @@ def lines_vs_size(
     reference: Mapping[str, Sequence[tuple[float, float]]] | None = None,
     reference_name: str = "reference",
     rules: Readability | None = None,
+    interval: tuple[str, str] | None = None,
 ) -> Figure:
     """`y` against machine size `x`, one solid line with markers per value of `series`.
 
@@ -505,11 +528,12 @@ def lines_vs_size(
     label to (x, y) points drawn dashed: a label equal to a series value takes
     that series' colour (and its panel), others are grey; the legend calls
     them `reference_name`. The value axis and the panels follow `rules`
-    (data/plots.toml by default).
+    (data/plots.toml by default). `interval` names the (low, high) columns
+    of each point's confidence interval, drawn as whiskers where finite.
     """
     figure, alt = draw_lines_vs_size(
         df, y=y, title=title, ylabel=ylabel, x=x, series=series, xlabel=xlabel, reference=reference,
-        reference_name=reference_name, rules=rules,
+        reference_name=reference_name, rules=rules, interval=interval,
     )  # fmt: skip
     return _save(figure, path_stem, title, alt)
 

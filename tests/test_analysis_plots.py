@@ -89,6 +89,21 @@ def test_lines_turn_logarithmic_above_the_span_and_stay_linear_below() -> None:
     assert value_scales(figure) == ["linear"] and "log" not in figure.axes[0].get_ylabel() and "logarithmic" not in alt
 
 
+def test_a_points_interval_is_drawn_as_whiskers_and_a_point_without_one_has_none() -> None:
+    from matplotlib.container import ErrorbarContainer
+
+    table = sizes_table({"a": [300.0, 290.0, 280.0, 270.0], "b": [250.0, 240.0, 230.0, 220.0]})
+    table = table.assign(low=table["rate"] - 5.0, high=table["rate"] + 5.0)
+    table.loc[table.index[0], ["low", "high"]] = float("nan")  # one run: no interval
+    figure, alt = plots.draw_lines_vs_size(table, y="rate", title="t", ylabel="ops per s", rules=RULES, interval=("low", "high"))
+    bars = [c for c in figure.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 2 and sum(len(c.lines[2][0].get_segments()) for c in bars) == len(table) - 1
+    assert "Whiskers" in alt
+    assert figure.axes[0].yaxis.get_major_formatter()(1200000.0) == "1,200,000"  # no "1e6" offset
+    _, plain = plots.draw_lines_vs_size(table, y="rate", title="t", ylabel="ops per s", rules=RULES)
+    assert "Whiskers" not in plain
+
+
 def test_the_span_ratio_comes_from_the_rules_file(tmp_path: Path) -> None:
     """NUMA kbench throughput spans about 17 times (2 to 16 CPUs): log at 10, linear when the file says 20."""
     throughput = committed("throughput-altix-numa-kbench")

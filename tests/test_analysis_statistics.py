@@ -155,6 +155,28 @@ def test_the_reports_means_refuse_to_average_two_windows() -> None:
     assert mean_by(same, ["variant", "cpus"], "metrics.acquisitions_per_sec").iloc[0, -1] == pytest.approx(1.1e6)
 
 
+def test_the_reports_means_refuse_two_configurations_and_the_charts_keep_them_apart() -> None:
+    """kbench at one size with the counter on the lock's line and off it (placement=shared|padded), and
+    dd1b on the timing and the O3 CPU, were once one chart point each: a mean of two experiments."""
+    from analysis import handoffs
+    from analysis.report import mean_by, throughput_series
+
+    shared = dict(kbench("shared", 0.58e6), run_spec="kbench:variant=cna,duration_ms=20,placement=shared")
+    padded = dict(kbench("padded", 0.83e6, seed=2.0), run_spec="kbench:variant=cna,duration_ms=20,placement=padded")
+    rows = pd.DataFrame([shared, padded])
+    with pytest.raises(PoolingError, match=r"2 configurations \(they differ in run_spec.*placement=padded: padded.*placement=shared: shared"):
+        mean_by(rows, ["variant", "cpus"], "metrics.acquisitions_per_sec")
+    o3 = pd.DataFrame([kbench("timing", 1.0e6), dict(kbench("o3", 2.0e6, seed=2.0), roi_cpu="o3")])
+    with pytest.raises(PoolingError, match="they differ in roi_cpu"):
+        mean_by(o3, ["variant", "cpus"], "metrics.acquisitions_per_sec")
+    # the throughput chart names each its own line, and the hand-off bound leaves the placement runs out
+    assert list(throughput_series(rows, "variant")) == ["cna, placement=shared", "cna, placement=padded"]
+    assert list(throughput_series(o3, "variant")) == ["cna, roi_cpu=timing", "cna, roi_cpu=o3"]
+    sweep = dict(kbench("sweep", 1.0e6), handoffs=10.0)
+    both = pd.DataFrame([dict(shared, handoffs=10.0), dict(padded, handoffs=10.0), sweep])
+    assert list(handoffs.handoff_runs(both)["run_id"]) == ["sweep"]
+
+
 def test_the_evidence_table_keeps_traced_runs_and_other_windows_apart() -> None:
     from analysis.seed_evidence import configuration_table
     from analysis.seeds import load_seeds

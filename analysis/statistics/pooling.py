@@ -65,6 +65,15 @@ def window_of(row: pd.Series | dict[str, Any], rules: StatisticsRules | None = N
     return ",".join(f"{name}={item.params.get(name, UNSET)}" for name in rate.window)
 
 
+def run_parameters(run_spec: object, roi: object) -> dict[str, str]:
+    """The parameters of the run spec's item for this ROI, as text ({} without a run spec or item)."""
+    if not isinstance(run_spec, str) or not run_spec:
+        return {}
+    index = 0 if roi is None or (isinstance(roi, float) and math.isnan(roi)) else int(roi)  # type: ignore[call-overload]
+    items = parse_run_spec(run_spec)
+    return {name: str(value) for name, value in items[index].params.items()} if index < len(items) else {}
+
+
 def is_traced(value: Any, rules: StatisticsRules) -> bool:
     return _text(value) not in rules.untraced
 
@@ -108,10 +117,17 @@ def check_poolable(rows: pd.DataFrame, rules: StatisticsRules | None = None, wha
 
 
 def check_groups(rows: pd.DataFrame, keys: list[str], rules: StatisticsRules | None = None, what: str = "runs") -> None:
-    """check_poolable for every group of `rows` by `keys`: each group is about to become one mean."""
+    """check_poolable for every group of `rows` by `keys`, and each group one configuration (the rules'
+    keys, analysis/statistics/configurations.py): each group is about to become one mean, so runs that
+    differ in anything but their repeat (a run-spec parameter, a boot switch, the CPU model) are refused."""
     rules = rules or load_rules()
     if rows.empty:
         return
     for values, group in rows.groupby(keys, dropna=False):
         named = ", ".join(f"{key}={_text(value)}" for key, value in zip(keys, values if isinstance(values, tuple) else (values,)))
         check_poolable(group, rules, f"{what} ({named})")
+        differing = [key for key in rules.keys if key in group and group[key].map(_text).nunique() > 1]
+        if differing:
+            labels = group.apply(lambda row: ", ".join(f"{key}={_text(row[key])}" for key in differing), axis=1)
+            _refuse_mixed(group, labels, f"{what} ({named})", "configuration",
+                          f"they differ in {', '.join(differing)}: a mean is of one configuration's repeats")  # fmt: skip
