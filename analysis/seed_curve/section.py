@@ -28,15 +28,18 @@ def curve_section(table: pd.DataFrame, out: Path, rules: tuple[CurveRule, ...] |
             f"Seed {rule.seed.id}: {rule.label} against ours with the seed's `{rule.variant}` variant, as shipped and under "
             "the precondition where it is declared; each series divided by its rate at its fewest threads (the seed "
             "measured another machine: the shape, not the size, is compared). Ours are means over untraced repeats "
-            "(n and the 95 % interval in the table and seed_curves.csv)."
+            "(n and the 95 % interval in the table and seed_curves.csv); the whiskers are each point's interval "
+            "divided by the same rate at fewest threads."
         )
         section.tables.append(Table(f"Seed {rule.seed.id}: rate against threads", frame))
+        base = frame["rate"] / frame["relative"]
+        drawn = frame.assign(relative_low=frame["ci_low"] / base, relative_high=frame["ci_high"] / base)
         section.figures.append(
             plots.lines_vs_size(
-                frame, y="relative", x="threads", series="series",
+                drawn, y="relative", x="threads", series="series",
                 title=f"Seed {rule.seed.id}: rate against threads, each relative to its fewest threads",
                 ylabel="rate / rate at fewest threads", xlabel="threads",
-                path_stem=out / FIGURES / f"seed-{rule.seed.id}-curve",
+                path_stem=out / FIGURES / f"seed-{rule.seed.id}-curve", interval=("relative_low", "relative_high"),
             )  # fmt: skip
         )
     if not frames:
