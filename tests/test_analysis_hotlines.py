@@ -97,11 +97,11 @@ def test_the_known_trace_gives_the_exact_table(tmp_path: Path) -> None:
     assert list(rows.columns) == COLUMNS
     expected = pd.DataFrame(
         [
-            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, run altix-numa-2-kbench", "rank": 1, "line": "0x1d08100",
+            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, kernel smp, run altix-numa-2-kbench", "rank": 1, "line": "0x1d08100",
              "symbol": "bench:lock | bench:shared_noise", "offset": 0, "requests": 2, "invalidations": 2, "crossings": 3, "share": 2 / 3},
-            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, run altix-numa-2-kbench", "rank": 2, "line": "0x1d08140",
+            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, kernel smp, run altix-numa-2-kbench", "rank": 2, "line": "0x1d08140",
              "symbol": "bench:guarded_data", "offset": 0, "requests": 1, "invalidations": 0, "crossings": 1, "share": 1 / 3},
-            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, run altix-numa-2-kbench", "rank": 3, "line": "0x2000000",
+            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, kernel smp, run altix-numa-2-kbench", "rank": 3, "line": "0x2000000",
              "symbol": "unknown (no System.map)", "offset": None, "requests": 0, "invalidations": 0, "crossings": 2, "share": 0.0},
         ],
         columns=COLUMNS,
@@ -279,3 +279,25 @@ def test_a_protocol_without_rules_is_a_note_not_a_failure(tmp_path: Path, monkey
     tables = hotline_tables(results)
     assert tables.rows.empty
     assert tables.notes == ["run altix-numa-2-kbench: Ruby protocol MESI_Two_Level has no hot-line rules yet (analysis/data/hotlines.toml has ): not profiled"]
+
+
+def test_a_studys_configurations_are_profiled_apart_and_its_repeats_together() -> None:
+    """padding-traced traces a packed and a padded kernel: one table each, never one sum (the difference
+    between them is what the pair is for); two traced repeats of one configuration are summed."""
+    from analysis.hotlines.profile import LineTraffic, RoiProfile
+    from analysis.hotlines.table import HotlineTables, RunNamer, study_lines, traced_groups
+
+    def profile(requests: int) -> RoiProfile:
+        return RoiProfile.of_lines({0x1000: LineTraffic(0x1000, requests=requests)})
+
+    tables = HotlineTables(pd.DataFrame())
+    for run, config, requests in (("a1", "piii-smp 8 CPUs, qspinlock, fsmix, smp", 10), ("a2", "piii-smp 8 CPUs, qspinlock, fsmix, smp", 30),
+                                  ("b1", "piii-smp 8 CPUs, qspinlock, fsmix, smp-packed", 7)):  # fmt: skip
+        tables.profiles[(run, 0)] = profile(requests)
+        tables.labels[(run, 0)] = ("padding-traced", f"{config}, run {run}ff")
+        tables.namers[run] = RunNamer(64, None, ())
+    groups = traced_groups(tables)
+    assert groups == [("padding-traced", "piii-smp 8 CPUs, qspinlock, fsmix, smp"), ("padding-traced", "piii-smp 8 CPUs, qspinlock, fsmix, smp-packed")]
+    (padded, rois), (packed, packed_rois) = (study_lines(tables, group, 10) for group in groups)
+    assert (padded[0]["requests"], rois, padded[0]["share"]) == (40, 2, 1.0)
+    assert (packed[0]["requests"], packed_rois) == (7, 1)

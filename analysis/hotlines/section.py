@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.hotlines.rules import load_rules
-from analysis.hotlines.table import HotlineTables, study_lines, study_objects
+from analysis.hotlines.table import HotlineTables, study_lines, study_objects, traced_groups
 from analysis.report_render import Section, Table
 
 OUTSIDE_CAMPAIGN = "runs outside a campaign"
@@ -30,24 +30,27 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
         "study's ROIs by `requests` (coherence requests the line's home served, each once: MESI_Two_Level's L2 bank, "
         "CHI's home node), with the `invalidations` the CPUs' caches received for it from the home (MESI_Two_Level's "
         "L1s, CHI's private L2s) and its node `crossings` (messages between a controller and the line's home on another "
-        "node; only messages one trace line names both ends of, so a lower bound: analysis/data/hotlines.toml). `share` is the line's part of all the study's traced requests. A line's counts are "
-        "summed over the study's traced ROIs (its runs restore one boot checkpoint per size, so an address is the same "
-        "object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start), the "
+        "node; only messages one trace line names both ends of, so a lower bound: analysis/data/hotlines.toml). One "
+        "table per study and configuration (a packed and a padded kernel, or two placements, are never summed): "
+        "`share` is the line's part of all that configuration's traced requests, and a line's counts are summed over "
+        "its traced ROIs (repeats restore one boot checkpoint, so an address is the same object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start), the "
         "guest's registered locks on the line, and what the guest's memory map says the memory is (`slab:<cache>`, "
         "offset into the object; `table:<hash>`; `stack:<task>`; `percpu:<symbol> [cpu N]`; user, page-cache, "
         "reserved or free pages); `unknown (heap)` is memory nothing describes, and every run-time line of a run "
         "whose kernel printed no map. hotlines.csv has each ROI's own top lines. A second table per study sums "
         "the lines by object: one slab cache, hash table, per-CPU symbol or task's stack, whichever instance."
     )
-    studies = sorted({study for study, _config in tables.labels.values()})
-    for study in studies:
-        lines, rois = study_lines(tables, study, top)
+    groups = traced_groups(tables)
+    for group in groups:
+        study, config = group
+        where = f"{study or OUTSIDE_CAMPAIGN} ({config})"
+        lines, rois = study_lines(tables, group, top)
         if lines:
-            section.tables.append(Table(f"{study or OUTSIDE_CAMPAIGN}: the top {len(lines)} lines over {rois} traced ROI(s)", _frame(lines)))
-            objects = pd.DataFrame(study_objects(tables, study, top))
+            section.tables.append(Table(f"{where}: the top {len(lines)} lines over {rois} traced ROI(s)", _frame(lines)))
+            objects = pd.DataFrame(study_objects(tables, group, top))
             objects["share"] = objects["share"].map(lambda share: f"{share:.1%}")
-            section.tables.append(Table(f"{study or OUTSIDE_CAMPAIGN}: the top {len(objects)} objects, their lines summed", objects))
-    if not studies:
+            section.tables.append(Table(f"{where}: the top {len(objects)} objects, their lines summed", objects))
+    if not groups:
         section.paragraphs.append("No run of these results is traced (`trace = \"protocol\"` or `\"classic\"`): no hot-line profile.")
     classic = int((hierarchies == CLASSIC).sum())
     if classic:

@@ -104,10 +104,13 @@ def run_labels(run: RunStats, rois: int) -> list[tuple[str, str]]:
     machine = provenance.get("machine", {})
     guests = [entry.get("result", {}) for entry in result.get("guest", {}).get("results", [])]
     boot = " ".join(provenance.get("boot_args", []) or [])
+    build = provenance.get("kernel", {}).get("build_info", {}).get("build")
     labels = []
     for roi in range(rois):
         guest = guests[roi] if roi < len(guests) else {}
         parts = [f"{machine.get('name', '?')} {machine.get('cpus', run.machine.num_cpus)} CPUs", variant_of(result, guest), str(guest.get("testcase", "?"))]
+        if build:
+            parts.append(f"kernel {build}")
         if boot:
             parts.append(boot)
         parts.append(f"run {run.info.run_id}" + (f" ROI {roi}" if rois > 1 else ""))
@@ -167,14 +170,27 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
 
 
 K = TypeVar("K")
+RUN_PART = re.compile(r", run \S+(?: ROI \d+)?$")
+
+
+def configuration_of(config: str) -> str:
+    """A ROI's configuration as a reader names it, without the run that measured it: repeats share it."""
+    return RUN_PART.sub("", config)
+
+
+def traced_groups(tables: HotlineTables) -> list[tuple[str, str]]:
+    """(study, configuration) of every traced ROI, once each, sorted: a profile is of one configuration's
+    ROIs (two kernel builds or placements summed would hide the very difference a traced pair is for)."""
+    return sorted({(study, configuration_of(config)) for study, config in tables.labels.values()})
 
 
 def _study_sums(
-    tables: HotlineTables, study: str, key_of: Callable[[str, int, int], K]
+    tables: HotlineTables, group: tuple[str, str], key_of: Callable[[str, int, int], K]
 ) -> tuple[dict[K, Counter[str]], dict[K, set[int]], int, list[tuple[str, int]]]:
-    """Over the study's traced ROIs: each key's summed counts (requests, invalidations, crossings, rois) and its
-    lines, where key_of(run id, roi, line) keys a line; the study's total requests; its (run id, roi) pairs."""
-    keys = [key for key, (label_study, _config) in tables.labels.items() if label_study == study]
+    """Over the group's traced ROIs (one study's, of one configuration): each key's summed counts (requests,
+    invalidations, crossings, rois) and its lines, where key_of(run id, roi, line) keys a line; the group's
+    total requests; its (run id, roi) pairs."""
+    keys = [key for key, (study, config) in tables.labels.items() if (study, configuration_of(config)) == group]
     summed: dict[K, Counter[str]] = {}
     lines: dict[K, set[int]] = {}
     total = 0
@@ -188,14 +204,15 @@ def _study_sums(
     return summed, lines, total, keys
 
 
-def study_lines(tables: HotlineTables, study: str, top: int) -> tuple[list[dict[str, Any]], int]:
-    """The study's `top` lines over all its traced ROIs (a line's counts summed), most requests first; and its ROI count.
+def study_lines(tables: HotlineTables, group: tuple[str, str], top: int) -> tuple[list[dict[str, Any]], int]:
+    """The `top` lines over a (study, configuration)'s traced ROIs (a line's counts summed), most requests
+    first; and its ROI count.
 
-    The runs of a study restore one boot checkpoint per machine size, so
-    a heap address is the same object in each of them; a line named
-    differently by two runs (two kernel builds) shows both names.
+    Repeats of one configuration restore one boot checkpoint, so a heap
+    address is the same object in each of them; a line named differently
+    by two runs shows both names.
     """
-    summed, _lines, total, keys = _study_sums(tables, study, lambda _run_id, _roi, line: line)
+    summed, _lines, total, keys = _study_sums(tables, group, lambda _run_id, _roi, line: line)
     ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], -item[1]["crossings"], item[0]))
     out = []
     for line, counts in ranked[:top]:
@@ -235,9 +252,9 @@ def object_of(name: str) -> str:
     return symbols.SEPARATOR.join(parts)
 
 
-def study_objects(tables: HotlineTables, study: str, top: int) -> list[dict[str, Any]]:
-    """The study's `top` objects (object_of each line's name), lines and counts summed over its traced ROIs."""
-    summed, lines, total, _keys = _study_sums(tables, study, lambda run_id, roi, line: object_of(tables.namers[run_id].name(line, roi)[0]))
+def study_objects(tables: HotlineTables, group: tuple[str, str], top: int) -> list[dict[str, Any]]:
+    """A (study, configuration)'s `top` objects (object_of each line's name), lines and counts summed over its traced ROIs."""
+    summed, lines, total, _keys = _study_sums(tables, group, lambda run_id, roi, line: object_of(tables.namers[run_id].name(line, roi)[0]))
     ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], item[0]))
     return [
         {
