@@ -112,12 +112,12 @@ def handoff_section(table: pd.DataFrame, bound: pd.DataFrame, out: Path, written
         "waiters' traffic, so the per-hand-off count grows without the protocol costing more per hand-off."
     )
     for machine, group in rows.groupby("machine"):
-        points = mean_by(group, ["variant", "cpus"], bounds.metric)
+        points = mean_and_interval_by(group, ["variant", "cpus"], bounds.metric)
         figure = plots.lines_vs_size(
             points, y=bounds.metric, x="cpus", series="variant",
             title=f"{machine}: coherence requests per hand-off", ylabel="requests per hand-off",
             path_stem=out / FIGURES / f"handoff-{machine}", xlabel="CPUs",
-            reference=handoffs.reference_lines(handoffs.contended(group, bounds), bounds),
+            reference=handoffs.reference_lines(handoffs.contended(group, bounds), bounds), interval=("ci_low", "ci_high"),
         )  # fmt: skip
         section.figures.append(figure)
     section.tables.append(Table("Measured order against the bound, per machine and variant", bound))
