@@ -46,7 +46,7 @@ from analysis.runs import Results, load_results
 from analysis.seed_curve.section import curve_section
 from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
 from analysis.statistics.claims import claims_table
-from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, rate_of
+from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, key_text, rate_of
 from analysis.statistics.intervals import mean_interval
 from analysis.statistics.pooling import check_groups, run_parameters, split_traced
 from analysis.statistics.rules import load_rules
@@ -209,7 +209,7 @@ def telling_parameters(rows: pd.DataFrame, series: str, parameters: list[dict[st
 
 
 RATE_COLUMNS = ["machine", "testcase", "cpus", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
-                "rate_source", "n", "mean", "ci_low", "ci_high", "ci_method", "note"]  # fmt: skip
+                "rate_source", "n", "mean", "ci_low", "ci_high", "ci_method", "half_width", "note"]  # fmt: skip
 
 
 def rates_table(configurations: pd.DataFrame) -> Table:
@@ -222,6 +222,27 @@ def rates_table(configurations: pd.DataFrame) -> Table:
         f"Each configuration's rate over its repeats: mean, n and {level:.0%} interval (untraced runs)",
         rows.sort_values(["machine", "testcase", "cpus", "variant", "boot_args"]).reset_index(drop=True),
     )
+
+
+def sizing_paragraph(configurations: pd.DataFrame) -> str | None:
+    """Whether the workloads are long enough: the untraced configurations with an interval against the
+    rules' half-width target (issue 17: at most +-5 % of the mean), naming those that miss it."""
+    if configurations.empty or "half_width" not in configurations:
+        return None
+    target = load_rules().target_half_width
+    rows = configurations[(configurations["note"] != TRACED_NOTE) & configurations["half_width"].notna()]
+    rows = rows[~rows["testcase"].astype(str).str.startswith(CALIBRATION_PREFIX)]
+    if rows.empty:
+        return None
+    wide = rows[rows["half_width"] > target]
+    text = f"Sizing: {len(rows) - len(wide)} of {len(rows)} configurations with two or more runs have an interval within +-{target:.0%} of their mean"
+    if wide.empty:
+        return text + "."
+    named = "; ".join(
+        f"{row.machine} {row.testcase} at {key_text(row.cpus)} CPUs, {row.variant or row.boot_args or row.kernel_build} (+-{row.half_width:.1%}, n={row.n})"
+        for row in wide.sort_values("half_width", ascending=False).itertuples(index=False)
+    )
+    return f"{text}; wider: {named}."
 
 
 def numa_section(table: pd.DataFrame, out: Path) -> Section:
@@ -527,6 +548,9 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     throughput = throughput_section(rated, out)
     if not configurations.empty:
         throughput.tables.append(rates_table(configurations))
+        sizing = sizing_paragraph(configurations)
+        if sizing:
+            throughput.paragraphs.append(sizing)
     sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
     models, model_rows = model_comparison_section(table, out)
     if models is not None:

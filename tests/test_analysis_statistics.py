@@ -135,6 +135,25 @@ def test_a_bad_rule_is_one_line_naming_file_and_field(tmp_path: Path) -> None:
     with pytest.raises(StatisticsError) as caught:
         load_rules(path)
     assert str(caught.value) == f"{path}: interval.level: 95.0 is not a confidence level in (0.5, 1)"
+    path.write_text(DATA_FILE.read_text().replace("target_half_width = 0.05", "target_half_width = 5.0"))
+    with pytest.raises(StatisticsError, match=r"interval.target_half_width: 5.0 is not a share of the mean in \(0, 1\)"):
+        load_rules(path)
+
+
+def test_each_configurations_half_width_is_given_and_a_wide_one_is_named() -> None:
+    """Issue 17's sizing target: an interval within +-5 % of the mean. Five repeats 1 % apart meet it;
+    five scattered by 20 % do not, and both the table and the report's sizing line say so."""
+    from analysis.report import sizing_paragraph
+
+    tight = [kbench(f"t{i}", 1e6 * (1 + 0.01 * i), seed=float(i)) for i in range(REPEATS)]
+    loose = [kbench(f"l{i}", 1e6 * (1 + 0.2 * i), seed=float(i), variant="tas") for i in range(REPEATS)]
+    table = configurations_table(pd.DataFrame(tight + loose)).set_index("variant")
+    assert table.loc["cna", "half_width"] == pytest.approx((table.loc["cna", "ci_high"] - table.loc["cna", "ci_low"]) / 2 / table.loc["cna", "mean"])
+    assert table.loc["cna", "half_width"] < RULES.target_half_width and table.loc["cna", "note"] == ""
+    assert table.loc["tas", "half_width"] > RULES.target_half_width
+    assert table.loc["tas", "note"] == f"interval +-{table.loc['tas', 'half_width']:.1%}, wider than the +-5% target"
+    sizing = sizing_paragraph(table.reset_index())
+    assert sizing is not None and sizing.startswith("Sizing: 1 of 2 configurations with two or more runs have an interval within +-5% of their mean; wider: altix-numa kbench at 8 CPUs, tas (+-")
 
 
 def test_the_perturbation_is_read_from_the_provenance() -> None:

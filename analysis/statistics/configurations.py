@@ -80,7 +80,8 @@ def configuration_spread(rows: pd.DataFrame, rules: StatisticsRules | None = Non
 
 def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = None) -> pd.DataFrame:
     """One row per configuration: its keys, window, n (runs with the rate), runs, rate column and
-    source, mean and interval (Student t; `ci_method` says which, or that n = 1 has none)."""
+    source, mean and interval (Student t; `ci_method` says which, or that n = 1 has none), and the
+    interval's half-width over the mean (`half_width`; the note says where it misses the rules' target)."""
     rules = rules or load_rules()
     if table.empty:
         return pd.DataFrame()
@@ -97,7 +98,8 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
         column, source = rate_of(testcase, rules=rules)
         record: dict[str, Any] = dict(zip(rules.keys, key))
         record.update(window=window_of(first, rules), n=len(rows), runs=run_ids(rows))
-        record.update(rate=column, rate_source=source, mean=math.nan, ci_low=math.nan, ci_high=math.nan, ci_method="", note="")
+        record.update(rate=column, rate_source=source, mean=math.nan, ci_low=math.nan, ci_high=math.nan, ci_method="",
+                      half_width=math.nan, note="")  # fmt: skip
         if is_traced(first.get(rules.trace_column), rules):
             record["note"] = TRACED_NOTE
         elif column not in rows or rows[column].isna().all():
@@ -105,8 +107,13 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
         else:
             rated = rows[rows[column].notna()]
             interval = rate_interval(rated, column, rules, what=f"configuration of {record['runs']}")
-            record.update(n=len(rated), mean=interval.estimate, ci_low=interval.low, ci_high=interval.high, ci_method=interval.method)
+            record.update(n=len(rated), mean=interval.estimate, ci_low=interval.low, ci_high=interval.high, ci_method=interval.method,
+                          half_width=interval.half_width_share)  # fmt: skip
+            notes = []
             if len(rated) < len(rows):
-                record["note"] = f"{len(rows) - len(rated)} run(s) without {column}, left out"
+                notes.append(f"{len(rows) - len(rated)} run(s) without {column}, left out")
+            if interval.half_width_share > rules.target_half_width:
+                notes.append(f"interval +-{interval.half_width_share:.1%}, wider than the +-{rules.target_half_width:.0%} target")
+            record["note"] = "; ".join(notes)
         out.append(record)
     return pd.DataFrame(out)

@@ -48,6 +48,7 @@ class StatisticsRules:
     trace_column: str
     untraced: tuple[str, ...]
     guest_rates: dict[str, GuestRate]
+    target_half_width: float = 0.05  # a configuration's interval at most +-this share of its mean
 
     def guest_rate(self, testcase: str) -> GuestRate | None:
         return self.guest_rates.get(testcase)
@@ -93,6 +94,9 @@ def load_rules(path: Path = DATA_FILE) -> StatisticsRules:
     steps = _field(interval, "bisection_steps", int, where)
     if steps < 20:
         raise StatisticsError(f"{where}.bisection_steps: {steps!r} is fewer than 20")
+    target = _field(interval, "target_half_width", float, where)
+    if not 0 < target < 1:
+        raise StatisticsError(f"{where}.target_half_width: {target!r} is not a share of the mean in (0, 1)")
     configuration = _field(data, "configuration", dict, str(path))
     where = f"{path}: configuration"
     keys = _strings(configuration, "keys", where)
@@ -108,5 +112,5 @@ def load_rules(path: Path = DATA_FILE) -> StatisticsRules:
         for testcase, entry in _field(data, "guest_rate", dict, str(path)).items()
     }
     return StatisticsRules(
-        level, points, steps, keys, repeat_keys, trace_column, _strings(configuration, "untraced", where), rates
+        level, points, steps, keys, repeat_keys, trace_column, _strings(configuration, "untraced", where), rates, target
     )
