@@ -120,7 +120,7 @@ def test_report_results_may_be_the_root_that_campaign_results_names(tmp_path: Pa
 def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
     """Seed 002's pft: 1 thread and 2 threads on a 2-CPU node, on two kernel builds, are four lines'
     points, not one mean per CPU count (the first rerun report averaged 47,000 and 77,000 into 62,000)."""
-    from analysis.report import throughput_series
+    from analysis.chart_points import throughput_series
 
     rows = pd.DataFrame({
         "boot_args": ["lockstudy.spinlock=tas"] * 4, "cpus": [2, 2, 2, 2], "copies": [1, 2, 1, 2],

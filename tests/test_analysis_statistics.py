@@ -165,7 +165,7 @@ def test_the_perturbation_is_read_from_the_provenance() -> None:
 
 
 def test_the_reports_means_refuse_to_average_two_windows() -> None:
-    from analysis.report import mean_by
+    from analysis.chart_points import mean_by
 
     rows = pd.DataFrame([kbench("cna-20ms", 1.0e6), kbench("cna-8ms", 1.4e6, duration_ms=8)])
     with pytest.raises(PoolingError, match="cna-20ms.*cna-8ms|cna-8ms.*cna-20ms"):
@@ -178,7 +178,7 @@ def test_the_reports_means_refuse_two_configurations_and_the_charts_keep_them_ap
     """kbench at one size with the counter on the lock's line and off it (placement=shared|padded), and
     dd1b on the timing and the O3 CPU, were once one chart point each: a mean of two experiments."""
     from analysis import handoffs
-    from analysis.report import mean_by, throughput_series
+    from analysis.chart_points import mean_by, throughput_series
 
     shared = dict(kbench("shared", 0.58e6), run_spec="kbench:variant=cna,duration_ms=20,placement=shared")
     padded = dict(kbench("padded", 0.83e6, seed=2.0), run_spec="kbench:variant=cna,duration_ms=20,placement=padded")

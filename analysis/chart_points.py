@@ -1,0 +1,83 @@
+"""What one point of a report chart is: the mean of one configuration's repeats, and the line it is on.
+
+A chart point is a mean over runs; it must be of one configuration's
+repeats (analysis/statistics/pooling.py check_groups refuses anything
+else, naming the keys the runs differ in). A chart line is named by what
+tells its runs apart at one size: the kernel build, a boot switch or the
+CPU model, a run-spec parameter (kbench's placement=shared|padded), the
+thread count where it is not the CPUs'.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.statistics.intervals import mean_interval
+from analysis.statistics.pooling import check_groups, run_parameters
+
+# Configuration columns that may tell runs of one chart line at one size apart; each is shown in the
+# line's name only where it does (the kernel build and the thread count have forms of their own).
+TELLING_COLUMNS = ["variant", "boot_args", "roi_cpu", "perturb_ns"]
+
+
+def mean_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    """The mean of `value` per group of `keys`; PoolingError when a group mixes traced with untraced
+    runs or timed windows (analysis/statistics/pooling.py)."""
+    check_groups(frame, keys, what=f"mean of {value}")
+    return frame.groupby(keys, as_index=False)[value].mean()
+
+
+def mean_and_interval_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    """`mean_by` with each group's confidence interval of the mean (ci_low, ci_high; NaN for one run)."""
+    check_groups(frame, keys, what=f"mean of {value}")
+    rows = []
+    for group_keys, group in frame.groupby(keys):
+        values = group[value].dropna().astype(float).tolist()
+        if not values:
+            continue
+        interval = mean_interval(values, what=f"{value} at {dict(zip(keys, group_keys))}")
+        rows.append({**dict(zip(keys, group_keys)), value: interval.estimate, "ci_low": interval.low, "ci_high": interval.high})
+    return pd.DataFrame(rows, columns=[*keys, value, "ci_low", "ci_high"])
+
+
+def throughput_series(rows: pd.DataFrame, series: str) -> pd.Series:
+    """Each run's line in a throughput chart: its variant or boot, with its kernel build where the rows
+    hold several, any TELLING_COLUMNS value or run-spec parameter that tells runs apart at one size
+    ("cna, roi_cpu=o3", "qspinlock, placement=shared"), and its thread count where it runs fewer copies
+    than CPUs (pft's 1-thread point on a 2-CPU node): other configurations, never one mean."""
+    builds = rows["kernel_build"].nunique(dropna=False) > 1 if "kernel_build" in rows else False
+    parameters = [run_parameters(spec, roi) for spec, roi in zip(rows.get("run_spec", pd.Series("", index=rows.index)),
+                                                                    rows.get("roi", pd.Series(0, index=rows.index)))]  # fmt: skip
+    telling = telling_parameters(rows, series, parameters)
+    columns = [column for column in TELLING_COLUMNS if column != series and column in rows and _varies_within(rows, series, column)]
+    labels = []
+    for row, params in zip(rows.itertuples(index=False), parameters):
+        label = str(getattr(row, series))
+        if builds:
+            label += f", {row.kernel_build}"
+        label += "".join(f", {column}={getattr(row, column)}" for column in columns)
+        label += "".join(f", {name}={params.get(name, '-')}" for name in telling)
+        copies = getattr(row, "copies", None)
+        if copies is not None and pd.notna(copies) and float(copies) != float(row.cpus):
+            label += f", {float(copies):g} thread(s)"
+        labels.append(label)
+    return pd.Series(labels, index=rows.index, dtype=object)
+
+
+def _varies_within(rows: pd.DataFrame, series: str, column: str) -> bool:
+    return bool((rows.groupby([series, "cpus"])[column].nunique(dropna=False) > 1).any())
+
+
+def telling_parameters(rows: pd.DataFrame, series: str, parameters: list[dict[str, str]]) -> list[str]:
+    """The run-spec parameters that tell runs of one series value at one size apart (kbench's
+    placement=shared|padded): a chart line per value, never one mean over both. A parameter that only
+    follows the size (pft's threads) or the series (kbench's variant) tells nothing and is left out."""
+    names: set[str] = set()
+    groups: dict[tuple[str, float], list[dict[str, str]]] = {}
+    for value, cpus, params in zip(rows[series], rows["cpus"], parameters):
+        groups.setdefault((str(value), float(cpus)), []).append(params)
+    for members in groups.values():
+        for name in {name for params in members for name in params}:
+            if len({params.get(name) for params in members}) > 1:
+                names.add(name)
+    return sorted(names)
