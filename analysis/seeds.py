@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from lockstudy.files import read_toml
+from lockstudy.validation.runs import STOCK_BOOT_SWITCHES
 
 if TYPE_CHECKING:  # pandas is imported only by published_frame()
     import pandas as pd
@@ -103,7 +104,7 @@ class Variant:
     name: str
     seed_label: str  # what the seed calls it
     kernel_build: str | None  # our kernel build that stands for it (kernel/builds.toml)
-    boot: str | None  # our boot argument that selects it
+    boot: str | None  # our boot argument(s) that select it, space-separated: a run must have all of them
     note: str
     run: str | None = None  # a testcase parameter that selects it ("placement=shared": kbench's false sharing)
 
@@ -113,12 +114,16 @@ class Variant:
         return bool(self.kernel_build or self.boot or self.run)
 
     def stands_for(self, kernel_build: str, boot_args: str, run_spec: str = "") -> bool:
-        """Whether a run of ours (its kernel build, boot arguments and run spec) is this variant."""
+        """Whether a run of ours (its kernel build, boot arguments and run spec) is this variant: it has
+        the variant's build, run parameter and every boot argument, and no stock switch
+        (lockstudy/validation/runs.py STOCK_BOOT_SWITCHES) the variant does not name, since a stock
+        switch changes what the kernel does (noreplace-smp keeps the lock prefixes on one CPU)."""
         if self.kernel_build and self.kernel_build != kernel_build:
             return False
         if self.run and self.run not in run_parameters(run_spec):
             return False
-        return not self.boot or self.boot in boot_args.split()
+        wanted, args = set((self.boot or "").split()), set(boot_args.split())
+        return wanted <= args and not {arg for arg in args if arg in STOCK_BOOT_SWITCHES} - wanted
 
 
 def run_parameters(run_spec: str) -> set[str]:

@@ -207,6 +207,8 @@ def test_where_the_cpus_spent_their_cycles_is_read_and_absent_units_are_nan(tmp_
     assert row["cpu_cycles"] == sum(printed(CLASSIC, r"board\.processor\.\w+\.core\.numCycles")) > 0
     assert row["l1i_misses"] == sum(printed(CLASSIC, r"board\.cache_hierarchy\.l1i-cache-\d+\.demandMisses::total")) > 0
     assert row["cpu_cycles_per_op"] == pytest.approx(row["cpu_cycles"] / row["ops"])
+    locked = r"board\.cache_hierarchy\.l1d-cache-\d+\.LockedRMWReadReq\.accesses::total"
+    assert row["locked_rmws"] == sum(printed(CLASSIC, locked)) > 0  # kbench's lock takes a locked RMW per acquisition
     assert math.isnan(row["btb_mispredicts"]) and math.isnan(row["btb_mispredicts_per_op"])
     assert not math.isnan(row_of(RUBY)["cpu_cycles"]) and math.isnan(row_of(RUBY)["l1i_misses"])
     o3 = tmp_path / "o3"

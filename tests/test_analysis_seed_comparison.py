@@ -57,13 +57,15 @@ def test_the_up_kernel_stands_for_the_seeds_up_baseline() -> None:
 
     table = pd.DataFrame([
         write1b("fdlock-up", "up", "", 200.0),
-        write1b("fdlock", "smp", "lockstudy.fdlock=rwlock", 150.0),
+        write1b("fdlock", "smp", "lockstudy.fdlock=rwlock noreplace-smp", 150.0),
+        write1b("fdlock", "smp", "lockstudy.fdlock=rwlock", 190.0),  # prefixes patched out: neither condition's SMP kernel
         write1b("fdlock", "smp", "lockstudy.fdlock=none", 199.0),
     ])  # fmt: skip
     frame = seed_comparison.comparison_table(table, fdlock, 0.02)
     judged = frame[(frame["claim"].str.startswith("001-up-vs-smp-2.5")) & (frame["workload"] == "write1b")].set_index("condition")
     # under the precondition the seed's SMP kernel is ours with the fd lock restored; as shipped, ours without it
     assert (judged.loc["precondition", "ours"], judged.loc["precondition", "verdict"]) == ("a_better", "agrees")
+    assert judged.loc["precondition", "ours_b"] == 150.0  # the run with noreplace-smp only
     assert (judged.loc["as-shipped", "ours_b"], judged.loc["as-shipped", "ours"]) == (199.0, "same")
 
 
@@ -77,9 +79,9 @@ def test_a_seed_compared_on_one_size_ignores_the_others() -> None:
                 "copies": 2, "testcase": "dd1b", seed_comparison.OUR_METRIC: rate}  # fmt: skip
 
     table = pd.DataFrame([
-        fd("smp", "lockstudy.fdlock=spinlock", 1, 105.0),
-        fd("smp", "lockstudy.fdlock=rwlock", 1, 100.0),
-        fd("smp", "lockstudy.fdlock=rwlock", 2, 900.0),  # a 2-CPU run: not the seed's setting
+        fd("smp", "lockstudy.fdlock=spinlock noreplace-smp", 1, 105.0),
+        fd("smp", "lockstudy.fdlock=rwlock noreplace-smp", 1, 100.0),
+        fd("smp", "lockstudy.fdlock=rwlock noreplace-smp", 2, 900.0),  # a 2-CPU run: not the seed's setting
     ])  # fmt: skip
     frame = seed_comparison.comparison_table(table, fdlock, 0.02).set_index("claim")
     headline = frame.loc["001-spinlock-vs-rwlock (headline)"]
@@ -95,8 +97,8 @@ def test_claims_are_judged_per_cpu_model_the_main_one_first() -> None:
                 "testcase": "dd1b", "roi_cpu": cpu, seed_comparison.OUR_METRIC: rate}  # fmt: skip
 
     table = pd.DataFrame([
-        dd("fdlock-up", "up", "", "timing", 101.0), dd("fdlock", "smp", "lockstudy.fdlock=rwlock", "timing", 100.0),
-        dd("fdlock-up-o3", "up", "", "o3", 180.0), dd("fdlock-o3", "smp", "lockstudy.fdlock=rwlock", "o3", 100.0),
+        dd("fdlock-up", "up", "", "timing", 101.0), dd("fdlock", "smp", "lockstudy.fdlock=rwlock noreplace-smp", "timing", 100.0),
+        dd("fdlock-up-o3", "up", "", "o3", 180.0), dd("fdlock-o3", "smp", "lockstudy.fdlock=rwlock noreplace-smp", "o3", 100.0),
     ])  # fmt: skip
     frame = seed_comparison.comparison_table(table, fdlock, 0.02)
     claim = frame[frame["claim"].str.startswith("001-up-vs-smp-2.5") & (frame["workload"] == "dd1b") & (frame["condition"] == "precondition")]

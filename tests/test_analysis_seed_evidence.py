@@ -39,19 +39,25 @@ def test_runs_are_labelled_with_the_seeds_variant_names() -> None:
     # the seed's SMP kernel: ours as shipped (no fd lock), or with the 2.5 lock restored by the switch
     assert seed_evidence.seed_variant("smp", "lockstudy.fdlock=none", fdlock) == "rwlock"
     assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock", fdlock) == seed_evidence.NO_VARIANT
-    assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock", fdlock.under("precondition")) == "rwlock"
+    precondition = fdlock.under("precondition")
+    assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock noreplace-smp", precondition) == "rwlock"
+    # on one CPU without noreplace-smp the lock prefixes are patched out: not the seed's precondition
+    assert seed_evidence.seed_variant("smp", "tsc=reliable lockstudy.fdlock=rwlock", precondition) == seed_evidence.NO_VARIANT
+    # a stock switch the variant does not name makes another kernel: 6.1 as shipped patches them
+    assert seed_evidence.seed_variant("smp", "lockstudy.fdlock=none noreplace-smp", fdlock) == seed_evidence.NO_VARIANT
 
 
 def test_the_evidence_table_says_under_which_condition_a_run_stands() -> None:
     table = pd.DataFrame([
         run("u", "fdlock-up", "up", "", 1, 100, 10.0, 1.0, testcase="dd1b"),
         run("n", "fdlock", "smp", "lockstudy.fdlock=none", 1, 100, 9.0, 2.0, testcase="dd1b"),
-        run("r", "fdlock", "smp", "lockstudy.fdlock=rwlock", 1, 100, 8.0, 3.0, testcase="dd1b"),
-    ]).assign(instructions_per_op=100.0, cpu_cycles_per_op=90.0, l1i_misses_per_op=2.0, btb_mispredicts_per_op=float("nan"))  # fmt: skip
+        run("r", "fdlock", "smp", "lockstudy.fdlock=rwlock noreplace-smp", 1, 100, 8.0, 3.0, testcase="dd1b"),
+    ]).assign(instructions_per_op=100.0, cpu_cycles_per_op=90.0, locked_rmws_per_op=2.0, l1i_misses_per_op=2.0, btb_mispredicts_per_op=float("nan"))  # fmt: skip
     frame = seed_evidence.configuration_table(table, SEEDS["001"]).set_index("boot_args")
     assert frame.loc["", "condition"] == "as-shipped, precondition"  # the UP kernel: no lock either way
     assert (frame.loc["lockstudy.fdlock=none", "seed_variant"], frame.loc["lockstudy.fdlock=none", "condition"]) == ("rwlock", "as-shipped")
-    assert (frame.loc["lockstudy.fdlock=rwlock", "seed_variant"], frame.loc["lockstudy.fdlock=rwlock", "condition"]) == ("rwlock", "precondition")
+    kept = "lockstudy.fdlock=rwlock noreplace-smp"
+    assert (frame.loc[kept, "seed_variant"], frame.loc[kept, "condition"]) == ("rwlock", "precondition")
 
 
 def test_configurations_average_their_repeats_and_count_runs() -> None:

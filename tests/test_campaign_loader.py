@@ -128,6 +128,16 @@ def test_boot_argument_order_does_not_change_the_id(tmp_path: Path) -> None:
     }
 
 
+def test_a_stock_switch_of_the_list_is_taken_and_is_part_of_the_id(tmp_path: Path) -> None:
+    """noreplace-smp keeps an SMP kernel's lock prefixes on one CPU (seed 001's precondition): a run
+    with it is another run than one without."""
+    kept = GOOD.replace('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas noreplace-smp"')
+    runs = [r for r in load_campaign(write(tmp_path, kept)).runs if "noreplace-smp" in r.boot]
+    assert len(runs) == 2 and {r.boot for r in runs} == {("lockstudy.spinlock=tas", "noreplace-smp")}
+    plain = {r.run_id for r in load_campaign(write(tmp_path, GOOD)).runs}
+    assert not {r.run_id for r in runs} & plain
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -142,7 +152,7 @@ def test_boot_argument_order_does_not_change_the_id(tmp_path: Path) -> None:
         (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=tas$(touch /tmp/pwned)"'), "study[0].boot: lockstudy.spinlock=tas$(touch: has characters outside"),
         (('"lockstudy.spinlock=tas"', '"lockstudy.spinlock=\'tas\'"'), "study[0].boot: lockstudy.spinlock='tas': has characters outside"),
         (('"lockstudy.spinlock=tas"', '"lockstudy.run=pft"'), "study[0].boot: lockstudy.run=pft: lockstudy.run= is written by the launch itself"),
-        (('"lockstudy.spinlock=tas"', '"nosmp"'), "study[0].boot: nosmp: 'nosmp' is not a kernel switch of the study (lockstudy.<switch>=<value>)"),
+        (('"lockstudy.spinlock=tas"', '"nosmp"'), "study[0].boot: nosmp: 'nosmp' is not a kernel switch of the study (lockstudy.<switch>=<value>, or one of noreplace-smp)"),
         (('name = "demo"', 'name = "de mo"'), "campaign.name: de mo: is not a name"),
         (('[[study]]\nname = "numa"', '[[study]]\nname = "numa"\ncpu_model = "pentium"'), "study[1].cpu_model: pentium: is not a choice (one of timing, o3)"),
         (("cpus = [2, 4]", "cpus = [2, 3]"), "study[0].cpus: 3: piii-smp has no size of 3 cpus (cpus: 1, 2, 4, 8)"),

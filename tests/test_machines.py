@@ -312,7 +312,7 @@ def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
         (["--machine", "piii-smp", "--nodes", "2"], "--nodes: piii-smp is sized with --cpus"),
         (["--machine", "altix-numa", "--cpus", "4"], "--cpus: altix-numa is sized with --nodes"),
         (["--machine", "piii-smp", "--cpus", "6"], "--cpus: 6: piii-smp has no size of 6 cpus (cpus: 1, 2, 4, 8)"),
-        (["--machine", "piii-smp", "--cpus", "2", "--boot", "spinlock=ticket"], "--boot: spinlock=ticket: 'spinlock=ticket' is not a kernel switch of the study (lockstudy.<switch>=<value>)"),
+        (["--machine", "piii-smp", "--cpus", "2", "--boot", "spinlock=ticket"], "--boot: spinlock=ticket: 'spinlock=ticket' is not a kernel switch of the study (lockstudy.<switch>=<value>, or one of noreplace-smp)"),
         (["--machine", "piii-smp", "--cpus", "2", "--boot", "lockstudy.numa=1:0:10"], "--boot: lockstudy.numa=1:0:10: lockstudy.numa= is written by the launch itself"),
         (["--machine", "piii-smp", "--cpus", "2", "--trace", "protocol"], "--trace: protocol: piii-smp uses the classic memory system, which writes no protocol trace (off or classic)"),
         (["--machine", "altix-numa", "--nodes", "2", "--trace", "classic"], "--trace: classic: altix-numa uses Ruby, which writes no classic trace (off or protocol)"),

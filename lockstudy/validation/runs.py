@@ -11,11 +11,20 @@ from typing import Protocol
 
 from lockstudy.validation.problems import Reason
 
-__all__ = ["Reason", "boot_reasons", "size_reasons", "trace_reasons"]
+__all__ = ["Reason", "STOCK_BOOT_SWITCHES", "boot_reasons", "size_reasons", "trace_reasons"]
 
 BOOT_PREFIX = "lockstudy."
 # Boot parameters the launch writes itself (run.py, the QEMU backend); a campaign or --boot may not set them.
 RESERVED_BOOT_KEYS = ("lockstudy.numa", "lockstudy.run", "lockstudy.m5ops", "lockstudy.checkpoint")
+# Stock Linux 6.1 parameters a run may set besides the study's own switches, each for a precondition
+# that 6.1 moved by itself, not by a lock of ours. The analysis counts them as part of a run's
+# configuration (analysis/seeds.py: a run with one stands only for a variant that names it).
+STOCK_BOOT_SWITCHES = {
+    # arch/x86/kernel/alternative.c: an SMP kernel booted with one CPU present patches every
+    # LOCK_PREFIX site to a plain instruction (SMP alternatives, 2.6.17), so on one CPU it pays
+    # no locked RMW where 2.5's SMP kernel paid one per lock operation (seed 001).
+    "noreplace-smp": "keep an SMP kernel's lock prefixes on one CPU",
+}
 TRACE_OFF = "off"
 # The coherence trace each memory system can write (run.py --trace).
 TRACE_FOR_NUMA = {True: "protocol", False: "classic"}
@@ -92,8 +101,11 @@ def boot_reasons(args: tuple[str, ...] | list[str]) -> list[Reason]:
     reasons: list[Reason] = []
     for arg in args:
         key = arg.split("=", 1)[0]
+        if arg in STOCK_BOOT_SWITCHES:
+            continue
         if not arg.startswith(BOOT_PREFIX) or "=" not in arg:
-            reasons.append(Reason(f"{arg!r} is not a kernel switch of the study", f"{BOOT_PREFIX}<switch>=<value>"))
+            stock = ", ".join(STOCK_BOOT_SWITCHES)
+            reasons.append(Reason(f"{arg!r} is not a kernel switch of the study", f"{BOOT_PREFIX}<switch>=<value>, or one of {stock}"))
         elif key in RESERVED_BOOT_KEYS:
             reasons.append(Reason(f"{key}= is written by the launch itself", f"not {', '.join(RESERVED_BOOT_KEYS)}"))
     return reasons
