@@ -7,6 +7,7 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
+from lockstudy.campaign.progress import study_lines
 from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.executors import make_executor, parallel_slots, slurm_queued
@@ -193,6 +194,9 @@ def print_status(campaign: Campaign, store: CampaignStore) -> int:
         line = f"  {status.state.value:<8} {spec.run_id} {spec.study} attempts={status.attempts}"
         if status.reason:
             line += f"  {status.reason}"
+        print(line)
+    print("by study:")
+    for line in study_lines([spec.study for spec in runs], statuses):
         print(line)
     for line in stale_lines(stale_runs(runs, statuses, store), store.path):
         print(line)

@@ -65,3 +65,12 @@ def test_a_run_stuck_after_its_roi_is_given_up_at_once_and_any_other_failure_ret
         run.attempts_file.write_text(json.dumps([{"attempt": 1, "status": "failed", "reason": reason}]))
         run.result_file.write_text(json.dumps({"attempt": 1, "status": "failed", "reason": reason}))
         assert run.status(max_attempts=2).state == state
+
+
+def test_status_sums_each_study_in_the_campaigns_order() -> None:
+    from lockstudy.campaign.progress import study_lines
+
+    states = [State.DONE, State.DONE, State.PENDING, State.RUNNING, State.DEAD, State.DONE]
+    studies = ["kbench-bus", "kbench-bus", "kbench-bus", "fdlock", "fdlock", "padding"]
+    lines = study_lines(studies, [RunStatus(f"r{i}", state, 1) for i, state in enumerate(states)])
+    assert lines == ["  kbench-bus: 2/3 done, 1 pending", "  fdlock: 0/2 done, 1 running, 1 dead", "  padding: 1/1 done"]

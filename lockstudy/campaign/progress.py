@@ -45,3 +45,17 @@ class Progress:
         if eta is not None:
             text += f", ETA {format_seconds(eta)}"
         return text
+
+
+def study_lines(studies: list[str], statuses: list[RunStatus]) -> list[str]:
+    """`campaign status`'s summary: per study, in the campaign's order, its runs by state (a chunk is done
+    when its line says so); `studies` is each status's study."""
+    counts: dict[str, Counter[State]] = {}
+    for study, status in zip(studies, statuses):
+        counts.setdefault(study, Counter())[status.state] += 1
+    lines = []
+    for study, states in counts.items():
+        parts = [f"{states[State.DONE]}/{sum(states.values())} done"]
+        parts += [f"{states[state]} {state.value}" for state in (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.GAVE_UP) if states[state]]
+        lines.append(f"  {study}: {', '.join(parts)}")
+    return lines
