@@ -210,6 +210,28 @@ def test_a_counted_window_is_scaled_from_the_nearest_measured_run_by_its_work(tm
     assert isinstance(unknown, NoPrediction) and "neither a time window nor a measured run to scale" in unknown.reason
 
 
+def test_a_spec_of_fixed_work_takes_its_roi_from_the_nearest_size_measured(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    """A calibration chase's work is its spec's: measured at 2 and 8 CPUs, at 16 it takes the 8-CPU ROI;
+    the interleaved model, with none of its own, borrows altix-numa's and says so."""
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text(
+        "run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n"
+        "c2,altix-numa,2,\"cal_latency:kib=8\",timing,0.004\n"
+        "c8,altix-numa,8,\"cal_latency:kib=8\",timing,0.005\n"
+    )
+    known = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})]))
+    far = known.roi_ms("altix-numa", 16, "cal_latency:kib=8", "timing")
+    assert isinstance(far, Estimate) and far.value == pytest.approx(5.0) and far.fallback
+    assert "the same spec's ROI measured at 8 cpus" in far.rule
+    stands = dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})],
+                                 stand_ins={**settings.stand_ins, "altix-numa-interleaved": "altix-numa"})  # fmt: skip
+    borrowed = SimulatedTime.gather([], stands).roi_ms("altix-numa-interleaved", 2, "cal_latency:kib=8", "timing")
+    assert isinstance(borrowed, Estimate) and borrowed.value == pytest.approx(4.0)
+    assert "on altix-numa (stand-in: none measured on altix-numa-interleaved)" in borrowed.rule
+    other = known.roi_ms("altix-numa", 16, "cal_latency:kib=256", "timing")
+    assert isinstance(other, NoPrediction)  # another spec: its own work, not this one's
+
+
 def test_a_work_rule_that_is_not_a_list_of_keys_is_refused(tmp_path: Path) -> None:
     from lockstudy.costmodel.settings import SETTINGS_FILE
 

@@ -16,7 +16,10 @@ simulated time. In order:
    [simulated_time.work]: pft's area x iterations, ...): a measured ROI of
    the same testcase on that machine and CPU model at the nearest size,
    times the ratio of the work's products;
-4. otherwise it is not known, and the caller says so.
+4. the same spec elsewhere: the same run spec on that machine and CPU
+   model at the nearest other size (a calibration chase's work is fixed
+   by its spec, and only its latencies change with the size);
+5. otherwise it is not known, and the caller says so.
 """
 
 from __future__ import annotations
@@ -143,10 +146,10 @@ class SimulatedTime:
                 total += window * ratio
                 rules.append(f"{testcase} window {window:g} ms x {ratio:.3f} ({where})")
                 continue
-            scaled = self.scaled_by_work(machine, cpus, testcase, params, cpu_model)
+            scaled = self.scaled_by_work(machine, cpus, testcase, params, cpu_model) or self.same_spec_elsewhere(machine, cpus, run_spec, cpu_model)
             if scaled is None:
                 return NoPrediction(
-                    f"ROI time unknown: no measured run of {run_spec} on {machine} at {cpus} cpus ({cpu_model}), and {testcase} "
+                    f"ROI time unknown: no measured run of {run_spec} on {machine} at any size ({cpu_model}), and {testcase} "
                     "has neither a time window nor a measured run to scale by its work"
                 )
             total += scaled[0]
@@ -172,6 +175,19 @@ class SimulatedTime:
                     statistics.median(by_size[nearest]),
                     f"{testcase} ROI measured at {nearest} cpus{on}, scaled by its work ({' x '.join(keys)})",
                 )
+        return None
+
+    def same_spec_elsewhere(self, machine: str, cpus: int, run_spec: str, cpu_model: str) -> tuple[float, str] | None:
+        """(ROI ms, the rule) of this very run spec measured on `machine` and `cpu_model` at the nearest other
+        size: a testcase whose work is fixed by its spec (a calibration chase) takes about as long at every
+        size, apart from the latencies the size changes."""
+        for source in (machine, self.settings.stand_ins.get(machine)):
+            by_size = {key_cpus: values for (key_machine, key_cpus, spec, model), values in self.measured.items()
+                       if (key_machine, spec, model) == (source, run_spec, cpu_model)}  # fmt: skip
+            if by_size:
+                nearest = _nearest_size(by_size, cpus)
+                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
+                return statistics.median(by_size[nearest]), f"the same spec's ROI measured at {nearest} cpus{on}"
         return None
 
     def _single_runs(self, machine: str | None, testcase: str, cpu_model: str | None = None) -> Iterator[tuple[int, dict[str, str], list[float]]]:
