@@ -37,6 +37,8 @@ from analysis.hotlines.section import hotlines_section
 from analysis.hotlines.claim_lines import with_top_lines
 from analysis.hotlines.table import HotlineTables, hotline_tables
 from analysis.input_errors import INPUT_ERRORS, messages
+from analysis.lock_budget.rules import load_budget
+from analysis.lock_budget.section import budget_section
 from analysis.locks import lock_tables
 from analysis.metrics import metrics_table
 from analysis.model_comparison.section import model_comparison_section
@@ -228,7 +230,8 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
         "front-side bus accepted for its line and its invalidations the copies the bus's snoops took; that trace "
         "has no forwards and does not split a line's requests by byte, so those columns are empty there."
     )
-    bench = summary[(summary["testcase"] == KBENCH) & (summary["lock"] == BENCH_LOCK)]
+    # the sweep's runs only: a placement= run is seed 000's experiment (handoffs.handoff_runs)
+    bench = handoffs.handoff_runs(summary[summary["lock"] == BENCH_LOCK])
     if not bench.empty:
         columns = ["machine", "variant", "nodes", "cpus", "handoffs", "invalidations_per_handoff", "forwards_per_handoff", "home_requests_per_handoff", "requests_other_on_line"]
         section.tables.append(Table("The bench lock's own line, per hand-off (kbench, traced)", bench[columns].sort_values(["machine", "variant", "cpus"]).reset_index(drop=True)))
@@ -402,7 +405,8 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         finished = len(seed_comparison.seed_run_ids(table, seed))
         reading = reading_section(f"Seed {seed.id}: our reading", discussions.get(seed.id), finished)
         moved = upstream_moves.moved_section(moves[seed.id]) if seed.id in moves else None
-        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), moved, reading])
+        budget = budget_section(table) if seed.id == load_budget().seed.id else None
+        sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), budget, moved, reading])
         section.subsections.append(sub)
     claims_frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(CLAIMS_CSV_COLUMNS))
     return section, claims_frame
