@@ -97,11 +97,11 @@ def test_the_known_trace_gives_the_exact_table(tmp_path: Path) -> None:
     assert list(rows.columns) == COLUMNS
     expected = pd.DataFrame(
         [
-            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, kernel smp, run altix-numa-2-kbench", "rank": 1, "line": "0x1d08100",
+            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench:duration_ms=1, kernel smp, run altix-numa-2-kbench", "rank": 1, "line": "0x1d08100",
              "symbol": "bench:lock | bench:shared_noise", "offset": 0, "requests": 2, "invalidations": 2, "crossings": 3, "share": 2 / 3},
-            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, kernel smp, run altix-numa-2-kbench", "rank": 2, "line": "0x1d08140",
+            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench:duration_ms=1, kernel smp, run altix-numa-2-kbench", "rank": 2, "line": "0x1d08140",
              "symbol": "bench:guarded_data", "offset": 0, "requests": 1, "invalidations": 0, "crossings": 1, "share": 1 / 3},
-            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench, kernel smp, run altix-numa-2-kbench", "rank": 3, "line": "0x2000000",
+            {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench:duration_ms=1, kernel smp, run altix-numa-2-kbench", "rank": 3, "line": "0x2000000",
              "symbol": "unknown (no System.map)", "offset": None, "requests": 0, "invalidations": 0, "crossings": 2, "share": 0.0},
         ],
         columns=COLUMNS,
@@ -301,3 +301,14 @@ def test_a_studys_configurations_are_profiled_apart_and_its_repeats_together() -
     (padded, rois), (packed, packed_rois) = (study_lines(tables, group, 10) for group in groups)
     assert (padded[0]["requests"], rois, padded[0]["share"]) == (40, 2, 1.0)
     assert (packed[0]["requests"], packed_rois) == (7, 1)
+
+
+def test_a_rois_configuration_names_its_whole_run_spec_item() -> None:
+    """kbench-false-sharing-traced's two placements were summed into one table while a ROI was named by
+    its testcase alone; its run-spec item tells them apart."""
+    from analysis.hotlines.table import _spec_items
+
+    shared = _spec_items("kbench:variant=qspinlock,duration_ms=1,placement=shared")
+    padded = _spec_items("kbench:variant=qspinlock,duration_ms=1,placement=padded")
+    assert shared != padded and "placement=shared" in shared[0] and len(_spec_items("kbench+dd1b:count=20")) == 2
+    assert _spec_items(None) == [] and _spec_items("not a spec!") == []

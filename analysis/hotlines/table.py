@@ -33,6 +33,7 @@ from analysis.metrics import study_of, variant_of
 from analysis.protocol_trace import TracedLock
 from analysis.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 from lockstudy.guest_output import MemoryRange
+from lockstudy.run_spec import RunSpecError, parse_run_spec
 
 RUBY = "ruby"
 COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share"]
@@ -97,6 +98,16 @@ def hotline_job(run: RunStats) -> HotlineJob | str | None:
     )
 
 
+def _spec_items(run_spec: Any) -> list[str]:
+    """The run spec's items as text, one per ROI ([] without a readable spec)."""
+    if not isinstance(run_spec, str) or not run_spec:
+        return []
+    try:
+        return [item.text() for item in parse_run_spec(run_spec)]
+    except RunSpecError:
+        return []
+
+
 def run_labels(run: RunStats, rois: int) -> list[tuple[str, str]]:
     """(study, config) of each ROI: the campaign study, and the configuration as a reader names it."""
     result = run.info.result
@@ -105,10 +116,13 @@ def run_labels(run: RunStats, rois: int) -> list[tuple[str, str]]:
     guests = [entry.get("result", {}) for entry in result.get("guest", {}).get("results", [])]
     boot = " ".join(provenance.get("boot_args", []) or [])
     build = provenance.get("kernel", {}).get("build_info", {}).get("build")
+    items = _spec_items(provenance.get("run_spec"))
     labels = []
     for roi in range(rois):
         guest = guests[roi] if roi < len(guests) else {}
-        parts = [f"{machine.get('name', '?')} {machine.get('cpus', run.machine.num_cpus)} CPUs", variant_of(result, guest), str(guest.get("testcase", "?"))]
+        # the ROI's whole run-spec item: two placements or windows of one testcase are two configurations
+        testcase = items[roi] if roi < len(items) else str(guest.get("testcase", "?"))
+        parts = [f"{machine.get('name', '?')} {machine.get('cpus', run.machine.num_cpus)} CPUs", variant_of(result, guest), testcase]
         if build:
             parts.append(f"kernel {build}")
         if boot:
