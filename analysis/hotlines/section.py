@@ -17,6 +17,7 @@ def _frame(lines: list[dict[str, object]]) -> pd.DataFrame:
     frame.insert(0, "rank", range(1, len(frame) + 1))
     frame["line"] = frame["line"].map(lambda line: f"0x{line:x}")
     frame["share"] = frame["share"].map(lambda share: f"{share:.1%}")
+    frame["per_op"] = frame["per_op"].map(lambda value: "" if pd.isna(value) else f"{value:.3g}")
     frame["offset"] = frame["offset"].map(lambda offset: "" if offset is None or pd.isna(offset) else f"{int(offset):+#x}")
     return frame
 
@@ -33,7 +34,9 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
         "node; only messages one trace line names both ends of, so a lower bound: analysis/data/hotlines.toml). One "
         "table per study and configuration (a packed and a padded kernel, or two placements, are never summed): "
         "`share` is the line's part of all that configuration's traced requests, and a line's counts are summed over "
-        "its traced ROIs (repeats restore one boot checkpoint, so an address is the same object in each). `symbol` is System.map's symbol (`offset`: the line's first byte from its start), the "
+        "its traced ROIs (repeats restore one boot checkpoint, so an address is the same object in each); `per_op` "
+        "is the line's requests per operation of the guest over those ROIs (kbench: per acquisition of the bench "
+        "lock), which compares configurations whose traced windows did different amounts of work. `symbol` is System.map's symbol (`offset`: the line's first byte from its start), the "
         "guest's registered locks on the line, and what the guest's memory map says the memory is (`slab:<cache>`, "
         "offset into the object; `table:<hash>`; `stack:<task>`; `percpu:<symbol> [cpu N]`; user, page-cache, "
         "reserved or free pages); `unknown (heap)` is memory nothing describes, and every run-time line of a run "

@@ -14,6 +14,7 @@ mismatch is listed in `notes`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from lockstudy.guest_output import MemoryRange
 from lockstudy.run_spec import RunSpecError, parse_run_spec
 
 RUBY = "ruby"
-COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share"]
+COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share", "requests_per_op"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class HotlineTables:
     profiles: dict[tuple[str, int], RoiProfile] = field(default_factory=dict)
     namers: dict[str, RunNamer] = field(default_factory=dict)  # run id -> its namer
     labels: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)  # (run, roi) -> (study, config)
+    ops: dict[tuple[str, int], float] = field(default_factory=dict)  # (run, roi) -> the guest's operations (kbench: acquisitions)
     notes: list[str] = field(default_factory=list)
 
 
@@ -96,6 +98,13 @@ def hotline_job(run: RunStats) -> HotlineJob | str | None:
         roi_starts=tuple(int(begin) for begin, _end in result.get("roi_ticks", []) or []),
         cpu_to_node=tuple(int(node) for node in machine.get("cpu_to_node", []) or []),
     )
+
+
+def guest_ops(result: dict[str, Any], roi: int) -> float:
+    """The guest's operations in a ROI (its testcase's `ops`; kbench: acquisitions of the bench lock), NaN if none."""
+    guests = result.get("guest", {}).get("results", [])
+    value = guests[roi].get("result", {}).get("ops") if roi < len(guests) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
 def _spec_items(run_spec: Any) -> list[str]:
@@ -162,6 +171,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
         for roi, ((study, config), roi_profile) in enumerate(zip(run_labels(run, len(profiles)), profiles)):
             tables.profiles[(job.key, roi)] = roi_profile
             tables.labels[(job.key, roi)] = (study, config)
+            ops = tables.ops[(job.key, roi)] = guest_ops(run.info.result, roi)
             for rank, traffic in enumerate(roi_profile.ranked()[: hotline_rules.csv_top_lines], 1):
                 name = namer.name(traffic.line, roi)
                 rows.append(
@@ -176,6 +186,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
                         "invalidations": traffic.invalidations,
                         "crossings": traffic.crossings,
                         "share": roi_profile.share(traffic),
+                        "requests_per_op": traffic.requests / ops if ops > 0 else math.nan,
                     }
                 )
     if rows:
@@ -227,6 +238,7 @@ def study_lines(tables: HotlineTables, group: tuple[str, str], top: int) -> tupl
     by two runs shows both names.
     """
     summed, _lines, total, keys = _study_sums(tables, group, lambda _run_id, _roi, line: line)
+    ops = sum(tables.ops.get(key, math.nan) for key in keys)
     ranked = sorted(summed.items(), key=lambda item: (-item[1]["requests"], -item[1]["invalidations"], -item[1]["crossings"], item[0]))
     out = []
     for line, counts in ranked[:top]:
@@ -244,6 +256,7 @@ def study_lines(tables: HotlineTables, group: tuple[str, str], top: int) -> tupl
                 "invalidations": counts["invalidations"],
                 "crossings": counts["crossings"],
                 "share": counts["requests"] / total if total else 0.0,
+                "per_op": counts["requests"] / ops if ops > 0 else math.nan,
                 "rois": counts["rois"],
             }
         )
