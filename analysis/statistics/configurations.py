@@ -22,22 +22,13 @@ from typing import Any
 import pandas as pd
 
 from analysis.statistics.intervals import Interval, mean_interval
-from analysis.statistics.pooling import RUN_ID, check_poolable, is_traced, require_trace_column, window_of
+from analysis.statistics.pooling import RUN_ID, check_poolable, differing_keys, is_traced, key_text, require_trace_column, window_of
 from analysis.statistics.rules import StatisticsRules, load_rules
 
 ROI_RATE = "ops_per_sim_s"  # analysis/metrics.py: operations per simulated second of the ROI
 GUEST_WINDOW = "guest window"
 ROI_WINDOW = "ROI (the guest times no window of its own)"
 TRACED_NOTE = "traced: attribution only, no rate"
-
-
-def key_text(value: Any) -> str:
-    """A configuration key's value as text (NaN, None and "" alike: CSV reads "" back as NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def configuration_key(row: pd.Series | dict[str, Any], rules: StatisticsRules | None = None) -> tuple[str, ...]:
@@ -71,11 +62,11 @@ def configuration_spread(rows: pd.DataFrame, rules: StatisticsRules | None = Non
     """"" when `rows` are repeats of one configuration; else how many they span, the keys they differ
     in and their runs: the reason a claim's side or a comparison's point is refused."""
     rules = rules or load_rules()
-    keys = [configuration_key(row, rules) for _, row in rows.iterrows()]
-    if len(set(keys)) <= 1:
+    differing = differing_keys(rows, rules)
+    if not differing:
         return ""
-    differing = [name for i, name in enumerate(rules.keys) if len({key[i] for key in keys}) > 1]
-    return f"spans {len(set(keys))} configurations (they differ in {', '.join(differing)}): {run_ids(rows)}"
+    spanned = len({configuration_key(row, rules) for _, row in rows.iterrows()})
+    return f"spans {spanned} configurations (they differ in {', '.join(differing)}): {run_ids(rows)}"
 
 
 def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = None) -> pd.DataFrame:

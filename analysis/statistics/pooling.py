@@ -74,6 +74,21 @@ def run_parameters(run_spec: object, roi: object) -> dict[str, str]:
     return {name: str(value) for name, value in items[index].params.items()} if index < len(items) else {}
 
 
+def key_text(value: Any) -> str:
+    """A configuration key's value as text (NaN, None and "" alike: CSV reads "" back as NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def differing_keys(rows: pd.DataFrame, rules: StatisticsRules) -> list[str]:
+    """The configuration keys (the rules' `keys`) in which `rows` differ: none when they are repeats of one
+    configuration. A key the table lacks does not vary."""
+    return [key for key in rules.keys if key in rows and rows[key].map(key_text).nunique() > 1]
+
+
 def is_traced(value: Any, rules: StatisticsRules) -> bool:
     return _text(value) not in rules.untraced
 
@@ -126,8 +141,8 @@ def check_groups(rows: pd.DataFrame, keys: list[str], rules: StatisticsRules | N
     for values, group in rows.groupby(keys, dropna=False):
         named = ", ".join(f"{key}={_text(value)}" for key, value in zip(keys, values if isinstance(values, tuple) else (values,)))
         check_poolable(group, rules, f"{what} ({named})")
-        differing = [key for key in rules.keys if key in group and group[key].map(_text).nunique() > 1]
+        differing = differing_keys(group, rules)
         if differing:
-            labels = group.apply(lambda row: ", ".join(f"{key}={_text(row[key])}" for key in differing), axis=1)
+            labels = group.apply(lambda row: ", ".join(f"{key}={key_text(row[key])}" for key in differing), axis=1)
             _refuse_mixed(group, labels, f"{what} ({named})", "configuration",
                           f"they differ in {', '.join(differing)}: a mean is of one configuration's repeats")  # fmt: skip
