@@ -15,6 +15,8 @@ from typing import Callable
 from lockstudy.campaign.store import RunStatus, State, format_seconds
 
 REMAINING_STATES = (State.PENDING, State.QUEUED, State.RUNNING, State.FAILED, State.DEAD)
+# The states a progress or status line counts after "done", in this order (absent ones are left out).
+COUNTED_STATES = (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.GAVE_UP)
 
 
 class Progress:
@@ -38,9 +40,7 @@ class Progress:
         remaining = sum(counts[s] for s in REMAINING_STATES)
         eta = self.eta_seconds(counts[State.DONE], remaining)
         parts = [f"{counts[State.DONE]}/{self.total} done"]
-        for state in (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.GAVE_UP):
-            if counts[state]:
-                parts.append(f"{counts[state]} {state.value}")
+        parts += [f"{counts[state]} {state.value}" for state in COUNTED_STATES if counts[state]]
         text = f"[{', '.join(parts)}] elapsed {format_seconds(self.clock() - self.started)}"
         if eta is not None:
             text += f", ETA {format_seconds(eta)}"
@@ -56,6 +56,6 @@ def study_lines(studies: list[str], statuses: list[RunStatus]) -> list[str]:
     lines = []
     for study, states in counts.items():
         parts = [f"{states[State.DONE]}/{sum(states.values())} done"]
-        parts += [f"{states[state]} {state.value}" for state in (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.GAVE_UP) if states[state]]
+        parts += [f"{states[state]} {state.value}" for state in COUNTED_STATES if states[state]]
         lines.append(f"  {study}: {', '.join(parts)}")
     return lines
