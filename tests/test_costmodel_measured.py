@@ -10,6 +10,9 @@ from pathlib import Path
 from lockstudy.campaign.measured import run_measured
 from lockstudy.paths import ROOT
 
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_gem5 import install_fake_gem5  # noqa: E402
+
 ALLOCATED_MIB = 120
 
 
@@ -88,18 +91,11 @@ if "--checkpoint-out" in args:
 
 def test_the_gem5_backend_records_each_processes_costs(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A boot's costs go into its checkpoint's record and the run's result; a run on that checkpoint has only its own."""
-    from lockstudy.campaign import artifacts, gem5_backend
+    from lockstudy.campaign import gem5_backend
     from lockstudy.campaign.loader import load_campaign
-    from lockstudy.gem5 import Gem5Info
     from lockstudy.paths import ROOT
 
-    fake = tmp_path / "gem5"
-    fake.write_text(f"#!{sys.executable}\n" + FAKE_GEM5)
-    fake.chmod(0o755)
-    monkeypatch.setattr(gem5_backend, "gem5_for_machine", lambda machine: Gem5Info(fake, "24.0.0.1", {}))
-    stand_in = artifacts.Artifact(tmp_path / "artifact", "id")
-    monkeypatch.setattr(artifacts, "kernel", lambda build, kind: stand_in)
-    monkeypatch.setattr(artifacts, "disk_image", lambda: stand_in)
+    install_fake_gem5(tmp_path, monkeypatch, FAKE_GEM5)
     first, second = load_campaign(ROOT / "campaigns" / "smoke.toml").runs[:2]  # same size: one checkpoint
     campaign_dir = tmp_path / "campaign"
     outcomes = []

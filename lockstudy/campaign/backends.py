@@ -16,7 +16,7 @@ from lockstudy.campaign.spec import RunSpec
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # "ok", "failed" or "killed"
+    status: str  # "ok", "failed", "killed" (a signal ended it) or "stopped" (the disk guard: disk_guard.py)
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
 

@@ -11,6 +11,10 @@ Each gem5 process is measured (host seconds, peak resident memory: see
 measured.py): a boot's costs go into its checkpoint's record, a run's into
 its result ("costs"), which `run.sh costs collect` gathers for the cost
 model.
+
+Every gem5 process runs under the disk guard (disk_guard.py): a run whose
+file system falls below the floor of free space is stopped, its partial
+trace deleted, and it ends "stopped" (redone by the next launch).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lockstudy import gem5 as gem5_finder
-from lockstudy.campaign import artifacts
+from lockstudy.campaign import artifacts, disk_guard
 from lockstudy.campaign.backends import Outcome, check_run_specs, register
 from lockstudy.campaign.machines import gem5_for_machine
 from lockstudy.campaign.measured import MeasuredProcess, run_measured
@@ -32,6 +36,7 @@ from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
 
 RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
+TRACE_FILE = "roi.trace.gz"  # gem5-configs/run.py's trace of the ROI
 CPUINFO = "/proc/cpuinfo"
 
 
@@ -91,6 +96,10 @@ def perturbation_options(spec: RunSpec) -> list[str]:
     return ["--perturb-ns", str(spec.perturb_ns), "--perturb-seed", str(spec.perturb_seed)]
 
 
+class DiskStop(RuntimeError):
+    """A boot stopped by the disk guard: the run ends "stopped", not failed."""
+
+
 @register("gem5")
 class Gem5Backend:
     name = "gem5"
@@ -107,7 +116,8 @@ class Gem5Backend:
         artifacts.disk_image()
         check_run_specs(specs)
 
-    def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path) -> tuple[Path, dict[str, Any] | None]:
+    def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path,
+                   guard: disk_guard.DiskGuard) -> tuple[Path, dict[str, Any] | None]:
         """The run's boot checkpoint, and the boot's costs when this call built it (None when it existed)."""
         identity = checkpoint_identity(spec, gem5)
         key = digest(identity)
@@ -124,7 +134,10 @@ class Gem5Backend:
             shutil.rmtree(building, ignore_errors=True)
             # No --run: the boot stops at the checkpoint, before any testcase.
             argv = [*gem5_argv(gem5, spec, building), "--checkpoint-out", str(building / "checkpoint")]
-            boot = run_measured(argv, root / f"{key}.log")
+            boot = run_measured(argv, root / f"{key}.log", guard.shortfall, guard.floor.poll_seconds)
+            if boot.stopped:
+                shutil.rmtree(building, ignore_errors=True)
+                raise DiskStop(boot.stopped)
             if boot.returncode != 0:
                 raise RuntimeError(f"building boot checkpoint {key} failed (status {boot.returncode}; log {root / f'{key}.log'})")
             building.rename(target)
@@ -134,7 +147,14 @@ class Gem5Backend:
 
     def run(self, spec: RunSpec, outdir: Path, campaign_dir: Path) -> Outcome:
         gem5 = gem5_for_machine(spec.machine)
-        checkpoint, boot_costs = self.checkpoint(spec, gem5, campaign_dir)
+        guard = disk_guard.DiskGuard(outdir, disk_guard.load_floor())
+        short = guard.shortfall()
+        if short:
+            return Outcome("stopped", short, {})
+        try:
+            checkpoint, boot_costs = self.checkpoint(spec, gem5, campaign_dir, guard)
+        except DiskStop as stop:
+            return Outcome("stopped", f"{stop} (while building the boot checkpoint)", {})
         argv = [
             *gem5_argv(gem5, spec, outdir),
             "--run",
@@ -145,10 +165,13 @@ class Gem5Backend:
             str(checkpoint / "checkpoint"),
             *perturbation_options(spec),
         ]
-        measured = run_measured(argv, outdir / "gem5.log")
+        measured = run_measured(argv, outdir / "gem5.log", guard.shortfall, guard.floor.poll_seconds)
         status = measured.returncode
         # The boot's costs are here only when this attempt built the checkpoint.
         costs = {"run": cost_record(measured), "checkpoint_built": boot_costs}
+        if measured.stopped:
+            (outdir / TRACE_FILE).unlink(missing_ok=True)  # a partial trace counts for nothing: give the space back
+            return Outcome("stopped", f"{measured.stopped}; its partial {TRACE_FILE} was deleted", {"command": argv, "costs": costs})
         result_file = outdir / "result.json"
         if not result_file.is_file():
             return Outcome("failed", f"gem5 exited with status {status} and wrote no result.json (see gem5.log)", {"command": argv, "costs": costs})

@@ -17,7 +17,7 @@ from lockstudy.campaign.executors import Executor
 from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.progress import Progress
 from lockstudy.campaign.spec import RunSpec, digest
-from lockstudy.campaign.store import RETRYABLE, CampaignStore, RunStatus, State
+from lockstudy.campaign.store import RETRYABLE, RETRYABLE_IN_LAUNCH, CampaignStore, RunStatus, State
 
 
 class CampaignBusy(RuntimeError):
@@ -61,6 +61,12 @@ def spread_checkpoints(specs: list[RunSpec], width: int) -> list[RunSpec]:
     return out
 
 
+def runs_to_do(specs: list[RunSpec], statuses: list[RunStatus], round_number: int) -> list[RunSpec]:
+    """The runs a launch's round (0: its first) starts: a run the disk guard stopped only in the first."""
+    redo = RETRYABLE if round_number == 0 else RETRYABLE_IN_LAUNCH
+    return [spec for spec, status in zip(specs, statuses) if status.state in redo]
+
+
 def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int) -> int:
     BACKENDS[backend]().preflight(campaign.runs)
     lock = hold_launcher_lock(store)
@@ -78,9 +84,10 @@ def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, b
             print(line, flush=True)
         report()
         # Dead or killed runs are redone without counting as failures; the
-        # rounds bound how often one launcher retries them.
-        for _round in range(campaign.max_attempts + 1):
-            todo = spread_checkpoints([spec for spec, status in zip(campaign.runs, current()) if status.state in RETRYABLE], parallel)
+        # rounds bound how often one launcher retries them. A run the disk
+        # guard stopped is redone by the next launch, not by this one.
+        for round_number in range(campaign.max_attempts + 1):
+            todo = spread_checkpoints(runs_to_do(campaign.runs, current(), round_number), parallel)
             if not todo:
                 break
             executor.execute(store, todo, backend, report)

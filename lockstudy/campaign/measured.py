@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 KIB_PER_MIB = 1024  # Linux reports ru_maxrss and VmHWM in KiB
 OWN_STATUS = Path("/proc/self/status")
 HIGH_WATER_FIELD = "VmHWM:"
+STOP_GRACE_S = 30  # gem5 exits on SIGTERM at once; a child that does not is killed after this
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class MeasuredProcess:
     cpu_seconds: float  # user + system CPU time of the child
     peak_rss_mib: float | None  # None: not above rss_floor_mib, so not the child's own (module docstring)
     rss_floor_mib: float
+    stopped: str = ""  # why stop_when stopped the child ("" when it ran to its end)
 
     def as_record(self) -> dict[str, float | None]:
         peak = None if self.peak_rss_mib is None else round(self.peak_rss_mib, 1)
@@ -66,12 +69,36 @@ def own_high_water_mib() -> float:
     raise RuntimeError(f"{OWN_STATUS} has no {HIGH_WATER_FIELD} line")
 
 
-def run_measured(argv: Sequence[str], log: Path) -> MeasuredProcess:
-    """Run `argv` with its output in `log`; its exit status, wall time and peak resident memory."""
+def stop_watcher(process: subprocess.Popen[bytes], stop_when: Callable[[], str | None], poll_seconds: float,
+                 ended: threading.Event, stopped: list[str]) -> threading.Thread:
+    """A thread that asks `stop_when` every `poll_seconds` until the process ends, and stops it on a reason."""
+
+    def watch() -> None:
+        while not ended.wait(poll_seconds):
+            reason = stop_when()
+            if reason and not ended.is_set():  # not a child already reaped: its pid may be another's
+                stopped.append(reason)
+                process.terminate()
+                if not ended.wait(STOP_GRACE_S):
+                    process.kill()
+                return
+
+    thread = threading.Thread(target=watch, name="stop-watcher", daemon=True)
+    thread.start()
+    return thread
+
+
+def run_measured(argv: Sequence[str], log: Path, stop_when: Callable[[], str | None] | None = None,
+                 poll_seconds: float = 10.0) -> MeasuredProcess:
+    """Run `argv` with its output in `log`; its exit status, wall time and peak resident memory.
+    With `stop_when`, the child is stopped when it returns a reason (module docstring)."""
     floor = own_high_water_mib()
     started = time.monotonic()
+    ended = threading.Event()
+    stopped: list[str] = []
     with open(log, "wb") as sink:
         process = subprocess.Popen(list(argv), stdout=sink, stderr=subprocess.STDOUT)
+        watcher = stop_watcher(process, stop_when, poll_seconds, ended, stopped) if stop_when else None
         try:
             _pid, status, usage = os.wait4(process.pid, 0)
         except BaseException:
@@ -79,7 +106,12 @@ def run_measured(argv: Sequence[str], log: Path) -> MeasuredProcess:
             process.kill()
             process.wait()
             raise
+        finally:
+            ended.set()
+    if watcher is not None:
+        watcher.join()
     process.returncode = os.waitstatus_to_exitcode(status)
     peak = usage.ru_maxrss / KIB_PER_MIB
     cpu = usage.ru_utime + usage.ru_stime
-    return MeasuredProcess(process.returncode, time.monotonic() - started, cpu, peak if peak > floor else None, floor)
+    return MeasuredProcess(process.returncode, time.monotonic() - started, cpu, peak if peak > floor else None, floor,
+                           stopped[0] if stopped else "")

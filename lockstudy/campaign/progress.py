@@ -14,9 +14,9 @@ from typing import Callable
 
 from lockstudy.campaign.store import RunStatus, State, format_seconds
 
-REMAINING_STATES = (State.PENDING, State.QUEUED, State.RUNNING, State.FAILED, State.DEAD)
+REMAINING_STATES = (State.PENDING, State.QUEUED, State.RUNNING, State.FAILED, State.DEAD, State.STOPPED)
 # The states a progress or status line counts after "done", in this order (absent ones are left out).
-COUNTED_STATES = (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.GAVE_UP)
+COUNTED_STATES = (State.RUNNING, State.QUEUED, State.PENDING, State.FAILED, State.DEAD, State.STOPPED, State.GAVE_UP)
 
 
 class Progress:

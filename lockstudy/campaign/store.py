@@ -38,11 +38,14 @@ class State(str, Enum):
     FAILED = "failed"  # failed, will be retried
     GAVE_UP = "gave-up"  # failed max_attempts times
     DEAD = "dead"  # its worker died without a result
+    STOPPED = "stopped"  # the disk guard stopped it (disk_guard.py): redone by the next launch, not this one
     QUEUED = "queued"  # waiting in a Slurm queue
     PENDING = "pending"
 
 
-RETRYABLE = (State.FAILED, State.DEAD, State.PENDING)
+RETRYABLE = (State.FAILED, State.DEAD, State.PENDING, State.STOPPED)
+# What a launch redoes after its first round: not a run the disk guard stopped, which would fill the disk again.
+RETRYABLE_IN_LAUNCH = (State.FAILED, State.DEAD, State.PENDING)
 
 
 def results_root() -> Path:
@@ -151,6 +154,8 @@ class RunDir:
         reason = str(result.get("reason", ""))
         if result.get("status") == "killed":
             return RunStatus(self.run_id, State.DEAD, len(attempts), f"killed: {reason}")
+        if result.get("status") == "stopped":
+            return RunStatus(self.run_id, State.STOPPED, len(attempts), reason)
         # A run stuck after its ROI would be stuck again at the same tick: no retry.
         deterministic = reason.startswith(run_rules.STUCK_AFTER_ROI)
         state = State.GAVE_UP if failures >= max_attempts or deterministic else State.FAILED
