@@ -9,6 +9,7 @@ from pathlib import Path
 
 from lockstudy.campaign.progress import study_lines
 from lockstudy.campaign.staleness import stale_lines, stale_runs
+from lockstudy.campaign import disk_guard
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.executors import make_executor, parallel_slots, slurm_queued
 from lockstudy.campaign.launcher import CampaignBusy, run_campaign
@@ -18,6 +19,7 @@ from lockstudy.campaign.store import CampaignStore, State
 from lockstudy.campaign.worker import run_one
 from lockstudy.console import error
 from lockstudy.costmodel.fitted import fitted_model, slurm_resources
+from lockstudy.costmodel.plan import CampaignCost
 from lockstudy.costmodel.render import cost_lines
 
 EXECUTORS = ("local", "slurm", "qemu")
@@ -37,7 +39,9 @@ def register(commands: argparse._SubParsersAction) -> None:
             "Expand a campaign file (campaigns/*.toml) into runs and execute them.\n"
             "Runs already done are skipped; failed runs are retried up to the campaign's\n"
             "max_attempts; runs whose worker died or was killed are redone. A run counts\n"
-            "only when its result.json says ok.\n\n"
+            "only when its result.json says ok. A gem5 run is stopped when the free space\n"
+            "under its outputs falls below a floor (lockstudy/data/campaign.toml [disk];\n"
+            "a traced ROI writes tens of MiB per simulated ms): the next launch redoes it.\n\n"
             "executors: local (default; a pool sized to the cores, gem5 runs),\n"
             "           slurm (sbatch job arrays, gem5 runs unless --backend qemu),\n"
             "           qemu  (a local pool running the same specs functionally under\n"
@@ -95,12 +99,15 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         return 2
     backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
     if args.dry_run:
-        return print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5")
+        return print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs)
     if backend not in BACKENDS:
         error(f"backend {backend} is not available in this version")
         return 1
     slots = parallel_slots(campaign.runs, args.jobs)
     resources = None
+    if backend == "gem5" and args.executor == "local" and any(spec.trace != "off" for spec in campaign.runs):
+        for line in disk_lines(fitted_model().cost(campaign.runs, done_in(campaign, store)), store, slots):
+            print(line, flush=True)
     if args.executor == "slurm" and backend == "gem5":
         # Each array task's --time and --mem from the cost model, with its margin.
         resources = slurm_resources(fitted_model().cost(campaign.runs, done_in(campaign, store)))
@@ -155,7 +162,7 @@ def done_in(campaign: Campaign, store: CampaignStore):  # type: ignore[no-untype
     return lambda spec: spec.run_id in done
 
 
-def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, slurm: bool = False) -> int:
+def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, slurm: bool = False, jobs: int | None = None) -> int:
     """The runs (of the chosen studies), the boot checkpoints they share, and what they will cost."""
     runs = campaign.runs
     chosen = "" if len(runs) == whole_count else f" of {whole_count} (the chosen studies)"
@@ -182,7 +189,18 @@ def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, sl
     fitted = fitted_model()
     cost = fitted.cost(runs, done_in(campaign, store))
     print("\n".join(cost_lines(cost, fitted.settings, fitted.rows, slurm)))
+    for line in disk_lines(cost, store, parallel_slots(runs, jobs)):
+        print(line)
     return 0
+
+
+def disk_lines(cost: CampaignCost, store: CampaignStore, parallel: int) -> list[str]:
+    """The traced runs' disk needs against the free space under the campaign's results (disk_guard.py)."""
+    traced = [run for run in cost.to_do() if run.trace_mib is not None]
+    if not traced:
+        return []
+    at_once = min(parallel, len(traced))
+    return ["", *disk_guard.trace_room_lines(len(traced), cost.largest_traces_mib(at_once), at_once, store.path, disk_guard.load_floor())]
 
 
 def print_status(campaign: Campaign, store: CampaignStore) -> int:

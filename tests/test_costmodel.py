@@ -304,3 +304,35 @@ def test_a_runs_time_outside_its_roi_is_its_testcases_where_measured(settings) -
     assert isinstance(kbench, Estimate) and kbench.value == pytest.approx(200.0 + 10.0, rel=1e-3)
     assert isinstance(chase, Estimate) and chase.value == pytest.approx(800.0 + 10.0, rel=1e-3)
     assert isinstance(other, Estimate) and kbench.value < other.value < chase.value and ANY_TESTCASE in other.rule
+
+
+def test_a_traced_runs_trace_is_predicted_from_the_mib_per_simulated_ms_of_traced_rows(settings) -> None:  # type: ignore[no-untyped-def]
+    """A traced ROI's trace grows with its simulated ms and its CPUs: the rows' MiB per simulated ms,
+    its testcase's where measured, every testcase's on the machine and trace kind otherwise."""
+    def traced(cpus: int, mib_per_ms: float, spec: str):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(
+            row("restore", cpus, 100.0, run_id=f"{spec}-{cpus}", run_spec=spec, trace="protocol", machine="altix-numa",
+                roi_host_seconds=50.0, roi_simulated_ms=ROI_MS),
+            trace_mib=mib_per_ms * ROI_MS,
+        )  # fmt: skip
+
+    rows = [traced(cpus, rate * cpus**2, spec) for spec, rate in (("kbench:duration_ms=1", 1.0), ("samefile:threads=8", 2.0)) for cpus in (2, 4, 8)]
+    assert rows[0].trace_mib_per_simulated_ms == pytest.approx(4.0)
+    model = CostModel.fit(rows, settings)
+    kbench = model.trace_mib("altix-numa", 16, "protocol", 3.0, "kbench:variant=tas,duration_ms=1")
+    other = model.trace_mib("altix-numa", 4, "protocol", 3.0, "pft:threads=4")
+    assert isinstance(kbench, Estimate) and kbench.value == pytest.approx(1.0 * 16**2 * 3.0, rel=1e-3) and kbench.extrapolated
+    assert isinstance(other, Estimate) and f"altix-numa/protocol/{ANY_TESTCASE}" in other.rule
+    assert isinstance(model.trace_mib("altix-numa", 4, "classic", 3.0, "kbench:duration_ms=1"), NoPrediction)
+    untraced = dataclasses.replace(rows[0], trace="off")
+    assert untraced.trace_mib_per_simulated_ms is None
+
+
+def test_a_table_written_before_the_trace_column_still_reads(tmp_path: Path) -> None:
+    table = tmp_path / "runs.csv"
+    write_cost_table(table, power_law_rows(SPEC))
+    lines = table.read_text().splitlines()
+    assert lines[0].endswith(",trace_mib")
+    table.write_text("\n".join(line.rsplit(",", 1)[0] for line in lines) + "\n")
+    rows = read_cost_table(table)
+    assert rows and all(row.trace_mib is None for row in rows)

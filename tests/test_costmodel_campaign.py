@@ -190,6 +190,20 @@ def test_collect_makes_one_row_per_boot_and_restored_run_without_this_machines_p
     assert campaign.name == "demo" and run.source_ref == "demo/runs/abc123"
 
 
+def test_collect_records_a_traced_runs_trace_size_and_none_for_an_untraced_one(tmp_path: Path) -> None:
+    campaign = fake_campaign_results(tmp_path / "results")
+    out = campaign / "runs" / "abc123" / "out"
+    (out / "roi.trace.gz").write_bytes(b"\0" * (3 * 1024 * 1024))
+    (run,) = [row for row in collect_rows(tmp_path / "results") if row.phase == "restore"]
+    assert run.trace == "off" and run.trace_mib is None  # a file left in an untraced run's folder is not its trace
+    result = json.loads((out / "result.json").read_text())
+    result["provenance"]["trace"] = "protocol"
+    (out / "result.json").write_text(json.dumps(result))
+    (run,) = [row for row in collect_rows(tmp_path / "results") if row.phase == "restore"]
+    assert run.trace == "protocol" and run.trace_mib == 3.0
+    assert run.trace_mib_per_simulated_ms == 3.0 / 12.0
+
+
 def test_costs_collect_then_check(tmp_path: Path) -> None:
     fake_campaign_results(tmp_path / "results")
     table = tmp_path / "runs.csv"
@@ -216,3 +230,22 @@ def test_costs_check_prints_the_median_error_of_a_table(tmp_path: Path) -> None:
     # Exact power laws: every left-out row is predicted exactly.
     assert "median absolute percentage error, measured rows: 0.0 %" in checked.stdout
     assert "goal (<= 25 % over >= 10 measured runs): not judged: 8 measured run(s) predicted, 0.0 % so far" in checked.stdout
+
+
+def test_dry_run_predicts_a_traced_runs_trace_and_sets_it_against_the_free_disk(tmp_path: Path) -> None:
+    campaign = tmp_path / "traced.toml"
+    campaign.write_text(CAMPAIGN.replace('name = "costly"', 'name = "traced"').split("[[study]]")[0]
+                        + f'[[study]]\nname = "traced"\nmachine = "piii-smp"\ncpus = 4\ntrace = "classic"\nrun = "{SPEC}"\n')  # fmt: skip
+    table = tmp_path / "runs.csv"
+    traced = [dataclasses.replace(row, trace="classic", trace_mib=6.0 * row.cpus * (row.roi_simulated_ms or 0.0))
+              for row in power_law_rows(SPEC) if row.phase == "restore"]  # fmt: skip
+    write_cost_table(table, power_law_rows(SPEC) + traced)
+    result = dry_run(campaign, table, tmp_path / "results")
+    assert result.returncode == 0, result.stderr
+    (spec,) = load_campaign(campaign).runs
+    line = next(text for text in result.stdout.splitlines() if text.startswith(spec.run_id) and "ROI" not in text and "/" not in text)
+    roi_ms = float(line.split()[2])
+    assert f" {6.0 * 4 * roi_ms / 1024:.2f} " in line  # trace GiB: 6 MiB per simulated ms per CPU at 4 CPUs
+    assert "trace MiB per simulated ms piii-smp/classic/write1b" in result.stdout
+    assert "traced: up to" in result.stdout
+    assert "Traced runs left: 1; the largest predicted trace takes" in result.stdout and "above the floor of" in result.stdout

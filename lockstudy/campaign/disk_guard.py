@@ -122,7 +122,7 @@ def trace_room_lines(traced_left: int, at_once_mib: float, parallel: int, where:
     room = free_now - floor.min_free_gib
     need = at_once_mib * MIB_TO_GIB
     lines = [
-        f"Traced runs left: {traced_left}; the largest {parallel} predicted traces take {need:.1f} GiB at once; "
+        f"Traced runs left: {traced_left}; {'the largest ' + str(parallel) + ' predicted traces take' if parallel > 1 else 'the largest predicted trace takes'} {need:.1f} GiB at once; "
         f"{free_now:.1f} GiB free under {existing_parent(where)}, {room:.1f} above the floor of {floor.min_free_gib:g} GiB ({floor.source})"
     ]
     if need > room:

@@ -26,6 +26,7 @@ from lockstudy.publish import placeholders, replace_paths
 GEM5_DEFAULT_TICKS_PER_SECOND = 10**12
 BYTES_PER_MIB = 1024 * 1024
 MEASURED = "measured"
+TRACE_FILE = "roi.trace.gz"  # gem5-configs/run.py's trace of a traced run's ROIs
 BUILDING_SUFFIX = ".building"
 ELSEWHERE = "<elsewhere>"
 
@@ -70,12 +71,21 @@ def portable_command(gem5: dict[str, Any], folder: Path, campaign: Path) -> str:
     return " ".join(f"{ELSEWHERE}/{Path(word).name}" if word.startswith("/") else word for word in command.split(" "))
 
 
+def trace_mib(folder: Path, trace: str) -> float | None:
+    """The size of a traced run's trace (None when untraced or the file is gone)."""
+    path = folder / TRACE_FILE
+    if trace == "off" or not path.is_file():
+        return None
+    return path.stat().st_size / BYTES_PER_MIB
+
+
 def row_of(source_ref: str, run_id: str, phase: str, gem5: dict[str, Any], folder: Path, campaign: Path, costs: dict[str, Any]) -> CostRow:
     provenance = gem5.get("provenance", {})
     machine = provenance.get("machine", {})
     build_info = (provenance.get("kernel") or {}).get("build_info") or {}
     roi_host, roi_ms = roi_figures(gem5) if phase == "restore" else (None, None)
     cpu_model = provenance.get("roi_cpu") if phase == "restore" else provenance.get("fast_forward") or "atomic"
+    trace = str(provenance.get("trace", "off")) if phase == "restore" else "off"
     return CostRow(
         source=MEASURED,
         source_ref=source_ref,
@@ -86,7 +96,7 @@ def row_of(source_ref: str, run_id: str, phase: str, gem5: dict[str, Any], folde
         nodes=int(machine.get("nodes", 1)),
         guest_memory_mib=guest_memory_mib(machine),
         cpu_model=str(cpu_model),
-        trace=str(provenance.get("trace", "off")) if phase == "restore" else "off",
+        trace=trace,
         run_spec=str(provenance.get("run_spec") or "") if phase == "restore" else "",
         host_seconds=costs.get("host_seconds", gem5.get("host_seconds")),
         cpu_seconds=costs.get("cpu_seconds"),
@@ -101,6 +111,7 @@ def row_of(source_ref: str, run_id: str, phase: str, gem5: dict[str, Any], folde
         machine_sha256=str(machine.get("sha256", "")),
         kernel_build_id=str(build_info.get("build_id", "")),
         command=portable_command(gem5, folder, campaign),
+        trace_mib=trace_mib(folder, trace),
     )
 
 

@@ -15,7 +15,10 @@ Four quantities, each fitted per group on the rows that measure it:
   checkpoint, the guest's set-up and exit;
 - host seconds of a boot to a checkpoint, per machine;
 - peak resident memory of the gem5 process, per (machine, phase). Within
-  one machine the simulated memory follows the size, so the CPUs carry it.
+  one machine the simulated memory follows the size, so the CPUs carry it;
+- MiB of gzip'd trace per simulated ms of a traced ROI, per (machine,
+  trace kind, testcase) and per (machine, trace kind) over every
+  testcase: what a traced run needs of the disk.
 
 A group with at least `min_points` rows at two or more sizes gets its own
 fit. A smaller group borrows the slope of its nearest neighbour group that
@@ -202,12 +205,31 @@ def _outside_neighbours(group: Group) -> list[Group]:
     return [(machine, ANY_TESTCASE)]
 
 
+def _trace_points(rows: list[CostRow], settings: CostSettings) -> dict[Group, list[tuple[float, float]]]:
+    """Trace MiB per simulated ms of traced ROIs, grouped by machine, trace kind and testcase, and over every testcase."""
+    def value(row: CostRow) -> float | None:
+        return row.trace_mib_per_simulated_ms
+
+    def traced(row: CostRow) -> bool:
+        return row.phase == "restore" and row.traced
+
+    by_testcase = _points(rows, settings, traced, lambda r: (r.machine, r.trace, testcases_of(r.run_spec)), value)
+    every = _points(rows, settings, traced, lambda r: (r.machine, r.trace, ANY_TESTCASE), value)
+    return {**by_testcase, **every}
+
+
+def _trace_neighbours(group: Group) -> list[Group]:
+    machine, trace, _testcase = group
+    return [(machine, trace, ANY_TESTCASE)]
+
+
 @dataclass(frozen=True)
 class CostModel:
     roi_rate: GroupedLaw  # host s per simulated ms of ROI
     outside_roi: GroupedLaw  # host s of a restored run outside its ROI
     boot: GroupedLaw  # host s of a boot to a checkpoint
     memory: GroupedLaw  # peak resident MiB
+    trace_rate: GroupedLaw  # MiB of trace per simulated ms of a traced ROI
 
     @staticmethod
     def fit(rows: list[CostRow], settings: CostSettings) -> "CostModel":
@@ -225,6 +247,7 @@ class CostModel:
             memory=GroupedLaw(
                 "peak MiB", _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), lambda r: r.peak_rss_mib), _phase_neighbours, least
             ),
+            trace_rate=GroupedLaw("trace MiB per simulated ms", _trace_points(rows, settings), _trace_neighbours, least),
         )  # fmt: skip
 
     def restored_run_seconds(self, machine: str, cpus: int, cpu_model: str, traced: bool, roi_simulated_ms: float, run_spec: str = "",
@@ -253,3 +276,11 @@ class CostModel:
 
     def peak_memory_mib(self, machine: str, cpus: int, phase: str) -> Prediction:
         return self.memory.estimate((machine, phase), cpus)
+
+    def trace_mib(self, machine: str, cpus: int, trace: str, roi_simulated_ms: float, run_spec: str = "") -> Prediction:
+        """The trace a traced run writes: MiB per simulated ms (its testcase's where measured) x its ROI's ms."""
+        testcase = testcases_of(run_spec)
+        rate = self.trace_rate.first_estimate([(machine, trace, testcase), (machine, trace, ANY_TESTCASE)], cpus)
+        if isinstance(rate, NoPrediction):
+            return rate
+        return Estimate(rate.value * roi_simulated_ms, rate.rule, fallback=rate.fallback, extrapolated=rate.extrapolated)

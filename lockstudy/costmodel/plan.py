@@ -74,6 +74,7 @@ class RunCost:
     peak_mib: Prediction
     checkpoint: CheckpointCost
     slurm: SlurmRequest
+    trace_mib: Prediction | None = None  # a traced run's trace on the disk; None when untraced
 
 
 @dataclass
@@ -87,6 +88,9 @@ class StudyCost:
     boot_seconds: float = 0.0
     unpredicted: int = 0
     unpredicted_boots: int = 0
+    traced_left: int = 0
+    largest_trace_mib: float = 0.0  # the largest predicted trace of its traced runs left
+    unpredicted_traces: int = 0
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,12 @@ class CampaignCost:
             if run.done:
                 continue
             study.left += 1
+            if run.trace_mib is not None:
+                study.traced_left += 1
+                if isinstance(run.trace_mib, Estimate):
+                    study.largest_trace_mib = max(study.largest_trace_mib, run.trace_mib.value)
+                else:
+                    study.unpredicted_traces += 1
             if isinstance(run.host_seconds, Estimate):
                 study.run_seconds += run.host_seconds.value * run.spec.resources.host_cpus
             else:
@@ -141,6 +151,11 @@ class CampaignCost:
                 else:
                     study.unpredicted_boots += 1
         return list(studies.values())
+
+    def largest_traces_mib(self, parallel: int) -> float:
+        """The disk the `parallel` largest predicted traces of the runs left take at once."""
+        sizes = sorted((r.trace_mib.value for r in self.to_do() if isinstance(r.trace_mib, Estimate)), reverse=True)
+        return sum(sizes[: max(1, parallel)])
 
     def unpredicted_checkpoints(self) -> list[CheckpointCost]:
         return [c for c in self.unpaid_checkpoints() if isinstance(c.host_seconds, NoPrediction)]
@@ -167,6 +182,15 @@ def slurm_request(run_seconds: Prediction, boot_seconds: Prediction, run_peak: P
     else:
         memory_gb = limits.memory_gb
     return SlurmRequest(minutes, memory_gb, limits.host_cpus, time_known, memory_known)
+
+
+def trace_prediction(model: CostModel, spec: RunSpec, cpus: int, roi: Prediction) -> Prediction | None:
+    """What a traced run's trace takes on the disk (None for an untraced run)."""
+    if spec.trace == "off":
+        return None
+    if isinstance(roi, NoPrediction):
+        return roi
+    return model.trace_mib(spec.machine, cpus, spec.trace, roi.value, spec.run)
 
 
 def campaign_cost(
@@ -200,5 +224,6 @@ def campaign_cost(
         boot_seconds = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.host_seconds
         boot_peak = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.peak_mib
         request = slurm_request(seconds, boot_seconds, peak, boot_peak, spec.resources, margin)
-        runs.append(RunCost(spec, cpus, done[spec.run_id], roi, seconds, peak, checkpoint, request))
+        trace = trace_prediction(model, spec, cpus, roi)
+        runs.append(RunCost(spec, cpus, done[spec.run_id], roi, seconds, peak, checkpoint, request, trace))
     return CampaignCost(runs, list(checkpoints.values()))

@@ -65,6 +65,12 @@ def study_line(study: StudyCost) -> str:
     text = f"{where}, {study.run_seconds / SECONDS_PER_HOUR:.2f} core-h of runs + {study.boot_seconds / SECONDS_PER_HOUR:.2f} of boots"
     if study.unpredicted or study.unpredicted_boots:
         text += f"; no prediction for {study.unpredicted} run(s) and {study.unpredicted_boots} boot(s)"
+    if study.traced_left:
+        predicted = study.traced_left - study.unpredicted_traces
+        if predicted:
+            text += f"; traced: up to {study.largest_trace_mib / MIB_PER_GIB:.1f} GiB of trace a run"
+        if study.unpredicted_traces:
+            text += f"; no trace size predicted for {study.unpredicted_traces} traced run(s)"
     return text
 
 
@@ -76,20 +82,22 @@ def cost_lines(cost: CampaignCost, settings: CostSettings, rows: list[CostRow], 
         "",
         f"Predicted costs: the cost model fitted now on {settings.table.name} ({len(rows)} row(s): {counted}); [n] are the notes below.",
     ]
-    header = f"{'run id':<17} {'cpus':>4} {'ROI ms':>8} {'host h':>7} {'peak GiB':>8}"
+    header = f"{'run id':<17} {'cpus':>4} {'ROI ms':>8} {'host h':>7} {'peak GiB':>8} {'trace GiB':>9}"
     if slurm:
         header += f"  {'sbatch':<22}"
     lines.append(header + "  notes")
     for run in cost.runs:
         if run.done:
-            lines.append(f"{run.spec.run_id:<17} {run.cpus:>4} {'':>8} {'done':>7} {'':>8}  (not counted)")
+            lines.append(f"{run.spec.run_id:<17} {run.cpus:>4} {'':>8} {'done':>7} {'':>8} {'':>9}  (not counted)")
             continue
-        line = f"{run.spec.run_id:<17} {run.cpus:>4} {milliseconds(run.roi_ms):>8} {hours(run.host_seconds):>7} {gib(run.peak_mib):>8}"
+        trace = "" if run.trace_mib is None else gib(run.trace_mib)
+        line = f"{run.spec.run_id:<17} {run.cpus:>4} {milliseconds(run.roi_ms):>8} {hours(run.host_seconds):>7} {gib(run.peak_mib):>8} {trace:>9}"
         if slurm:
             request = run.slurm
             mark = "" if request.time_from_model and request.memory_from_model else "*"
             line += f"  {f'--time={request.time_minutes} --mem={request.memory_gb}G{mark}':<22}"
-        lines.append(f"{line}  {notes.cite(run.roi_ms, run.host_seconds, run.peak_mib)}")
+        cited = (run.roi_ms, run.host_seconds, run.peak_mib) + (() if run.trace_mib is None else (run.trace_mib,))
+        lines.append(f"{line}  {notes.cite(*cited)}")
     lines.append("")
     lines.append("Boots to a checkpoint, each counted once:")
     lines.extend(checkpoint_line(checkpoint, notes) for checkpoint in cost.checkpoints)

@@ -66,6 +66,7 @@ class CostRow:
     machine_sha256: str
     kernel_build_id: str
     command: str
+    trace_mib: float | None = None  # a traced run's roi.trace.gz; empty when untraced, or in rows collected before it was
 
     @property
     def traced(self) -> bool:
@@ -106,6 +107,13 @@ class CostRow:
         return self.roi_host_seconds * self.core_share / self.roi_simulated_ms
 
     @property
+    def trace_mib_per_simulated_ms(self) -> float | None:
+        """The gzip'd trace a traced ROI wrote per simulated ms (what a traced run needs of the disk)."""
+        if not self.traced or self.trace_mib is None or not self.roi_simulated_ms:
+            return None
+        return self.trace_mib / self.roi_simulated_ms
+
+    @property
     def outside_roi_host_seconds(self) -> float | None:
         """A restored run's host seconds outside its ROI (restoring, the guest's set-up, the exit), on a core of its own."""
         if self.host_seconds is None or self.roi_host_seconds is None:
@@ -122,7 +130,10 @@ class CostRow:
 COLUMNS = [f.name for f in fields(CostRow)]
 REQUIRED_TEXT = {"source": SOURCES, "phase": PHASES, "cpu_model": CPU_MODELS, "trace": TRACES}
 INTEGER_FIELDS = {"cpus", "nodes", "host_cpu_count"}
-OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "cpu_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min"}
+OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "cpu_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min",
+                    "trace_mib"}  # fmt: skip
+# Columns a table written before they existed lacks: read as empty.
+LATER_COLUMNS = {"trace_mib"}
 
 
 def _parse_row(path: Path, line: int, raw: dict[str, str], problems: list[str]) -> CostRow | None:
@@ -183,7 +194,7 @@ def read_cost_table(path: Path) -> list[CostRow]:
 
 def _read_rows(path: Path, reader: csv.DictReader) -> list[CostRow]:  # type: ignore[type-arg]
     header = reader.fieldnames or []
-    missing = [name for name in COLUMNS if name not in header]
+    missing = [name for name in COLUMNS if name not in header and name not in LATER_COLUMNS]
     if missing:
         raise CostTableError(Problem(f"{path}:1", "header", shown(",".join(header)) if header else "(empty)", f"lacks column(s) {', '.join(missing)}").line())
     problems: list[str] = []
