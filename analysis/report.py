@@ -174,7 +174,8 @@ def sizing_paragraph(configurations: pd.DataFrame) -> str | None:
     if wide.empty:
         return text + "."
     named = "; ".join(
-        f"{row.machine} {row.testcase} at {key_text(row.cpus)} CPUs, {row.variant or row.boot_args or row.kernel_build} (+-{row.half_width:.1%}, n={row.n})"
+        f"{row.machine} {row.testcase} at {key_text(row.cpus)} CPUs, {row.variant or row.boot_args or row.kernel_build} (+-{row.half_width:.1%}, n={row.n}; "
+        + (f"about {row.runs_for_target:.0f} runs would reach it)" if row.runs_for_target == row.runs_for_target else "a longer window is needed)")
         for row in wide.sort_values("half_width", ascending=False).itertuples(index=False)
     )
     return f"{text}; wider: {named}."

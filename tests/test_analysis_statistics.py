@@ -138,6 +138,9 @@ def test_a_bad_rule_is_one_line_naming_file_and_field(tmp_path: Path) -> None:
     path.write_text(DATA_FILE.read_text().replace("target_half_width = 0.05", "target_half_width = 5.0"))
     with pytest.raises(StatisticsError, match=r"interval.target_half_width: 5.0 is not a share of the mean in \(0, 1\)"):
         load_rules(path)
+    path.write_text(DATA_FILE.read_text().replace("max_runs_for_target = 100", "max_runs_for_target = 1"))
+    with pytest.raises(StatisticsError, match=r"interval.max_runs_for_target: 1 is fewer than 2 runs"):
+        load_rules(path)
 
 
 def test_each_configurations_half_width_is_given_and_a_wide_one_is_named() -> None:
@@ -151,9 +154,31 @@ def test_each_configurations_half_width_is_given_and_a_wide_one_is_named() -> No
     assert table.loc["cna", "half_width"] == pytest.approx((table.loc["cna", "ci_high"] - table.loc["cna", "ci_low"]) / 2 / table.loc["cna", "mean"])
     assert table.loc["cna", "half_width"] < RULES.target_half_width and table.loc["cna", "note"] == ""
     assert table.loc["tas", "half_width"] > RULES.target_half_width
-    assert table.loc["tas", "note"] == f"interval +-{table.loc['tas', 'half_width']:.1%}, wider than the +-5% target"
+    needed = table.loc["tas", "runs_for_target"]
+    assert table.loc["tas", "note"] == (f"interval +-{table.loc['tas', 'half_width']:.1%}, wider than the +-5% target; "
+                                        f"about {needed:.0f} runs of this spread would reach it")  # fmt: skip
+    assert math.isnan(table.loc["cna", "runs_for_target"])
     sizing = sizing_paragraph(table.reset_index())
     assert sizing is not None and sizing.startswith("Sizing: 1 of 2 configurations with two or more runs have an interval within +-5% of their mean; wider: altix-numa kbench at 8 CPUs, tas (+-")
+    assert f"n=5; about {needed:.0f} runs would reach it)" in sizing
+
+
+def test_the_runs_a_target_needs_are_the_fewest_whose_interval_of_this_spread_is_within_it() -> None:
+    from analysis.statistics.intervals import runs_for_half_width
+
+    values = [1e6 * (1 + 0.2 * i) for i in range(REPEATS)]
+    needed = runs_for_half_width(values, RULES)
+    mean, spread = sum(values) / len(values), float(pd.Series(values).std(ddof=1))
+
+    def half_width_share(n: int) -> float:
+        return t_quantile(RULES.level, n - 1, RULES.integration_points, RULES.bisection_steps) * spread / math.sqrt(n) / mean
+
+    assert needed is not None and REPEATS < needed <= RULES.max_runs_for_target
+    assert half_width_share(needed) <= RULES.target_half_width < half_width_share(needed - 1)
+    # s = 0.01 of the mean: t(1) = 12.7 gives +-9.0 % at n = 2, t(2) = 4.30 gives +-2.5 % at n = 3
+    assert runs_for_half_width([1.0, 1.01, 0.99], RULES) == 3
+    assert runs_for_half_width([1.0, 3.0, 0.2], RULES) is None  # beyond max_runs_for_target: a longer window is the remedy
+    assert runs_for_half_width([1.0], RULES) is None
 
 
 def test_the_perturbation_is_read_from_the_provenance() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.statistics.intervals import Interval, mean_interval
+from analysis.statistics.intervals import Interval, mean_interval, runs_for_half_width
 from analysis.statistics.pooling import RUN_ID, check_poolable, differing_keys, is_traced, key_text, require_trace_column, window_of
 from analysis.statistics.rules import StatisticsRules, load_rules
 
@@ -72,7 +72,8 @@ def configuration_spread(rows: pd.DataFrame, rules: StatisticsRules | None = Non
 def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = None) -> pd.DataFrame:
     """One row per configuration: its keys, window, n (runs with the rate), runs, rate column and
     source, mean and interval (Student t; `ci_method` says which, or that n = 1 has none), and the
-    interval's half-width over the mean (`half_width`; the note says where it misses the rules' target)."""
+    interval's half-width over the mean (`half_width`; where it misses the rules' target, the note says
+    so and `runs_for_target` how many runs of the same spread would reach it)."""
     rules = rules or load_rules()
     if table.empty:
         return pd.DataFrame()
@@ -90,7 +91,7 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
         record: dict[str, Any] = dict(zip(rules.keys, key))
         record.update(window=window_of(first, rules), n=len(rows), runs=run_ids(rows))
         record.update(rate=column, rate_source=source, mean=math.nan, ci_low=math.nan, ci_high=math.nan, ci_method="",
-                      half_width=math.nan, note="")  # fmt: skip
+                      half_width=math.nan, runs_for_target=math.nan, note="")  # fmt: skip
         if is_traced(first.get(rules.trace_column), rules):
             record["note"] = TRACED_NOTE
         elif column not in rows or rows[column].isna().all():
@@ -104,7 +105,10 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
             if len(rated) < len(rows):
                 notes.append(f"{len(rows) - len(rated)} run(s) without {column}, left out")
             if interval.half_width_share > rules.target_half_width:
-                notes.append(f"interval +-{interval.half_width_share:.1%}, wider than the +-{rules.target_half_width:.0%} target")
+                needed = runs_for_half_width(rated[column].astype(float).tolist(), rules)
+                record["runs_for_target"] = needed if needed is not None else math.nan
+                reach = f"about {needed} runs of this spread would reach it" if needed else f"more than {rules.max_runs_for_target} runs of this spread would be needed"
+                notes.append(f"interval +-{interval.half_width_share:.1%}, wider than the +-{rules.target_half_width:.0%} target; {reach}")
             record["note"] = "; ".join(notes)
         out.append(record)
     return pd.DataFrame(out)

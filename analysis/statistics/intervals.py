@@ -121,6 +121,30 @@ def mean_interval(values: Sequence[float], rules: StatisticsRules | None = None,
     return Interval(mean, mean - half, mean + half, rules.level, STUDENT_T)
 
 
+def runs_for_half_width(values: Sequence[float], rules: StatisticsRules | None = None, what: str = "runs") -> int | None:
+    """How many runs of the spread of `values` would give a mean interval within the rules' target
+    (half-width over the mean): the smallest n with t(level, n-1) * s / sqrt(n) <= target * |mean|.
+    None when more than the rules' max_runs_for_target would be needed, or there is no spread to judge."""
+    rules = rules or load_rules()
+    array = _finite(values, what)
+    mean, spread = abs(float(array.mean())), float(array.std(ddof=1)) if array.size > 1 else math.nan
+    if not math.isfinite(spread) or mean == 0:
+        return None
+    allowed = rules.target_half_width * mean
+
+    def quantile(n: int) -> float:
+        return t_quantile(rules.level, n - 1, rules.integration_points, rules.bisection_steps)
+
+    # t(n-1) falls towards its limit as n grows: start where even the limit would not yet reach it
+    limit = quantile(rules.max_runs_for_target)
+    n = max(2, math.ceil((limit * spread / allowed) ** 2)) if allowed > 0 else rules.max_runs_for_target + 1
+    while n <= rules.max_runs_for_target:
+        if quantile(n) * spread / math.sqrt(n) <= allowed:
+            return n
+        n += 1
+    return None
+
+
 def ratio_interval(a: Sequence[float], b: Sequence[float], rules: StatisticsRules | None = None, what: str = "a / b") -> Interval:
     """mean(a) / mean(b) with Fieller's interval (module docstring); none when a side has one value,
     (-inf, inf) when b's mean is not clearly away from zero."""

@@ -49,6 +49,7 @@ class StatisticsRules:
     untraced: tuple[str, ...]
     guest_rates: dict[str, GuestRate]
     target_half_width: float = 0.05  # a configuration's interval at most +-this share of its mean
+    max_runs_for_target: int = 100  # the most runs configurations.csv estimates to reach the target
 
     def guest_rate(self, testcase: str) -> GuestRate | None:
         return self.guest_rates.get(testcase)
@@ -97,6 +98,9 @@ def load_rules(path: Path = DATA_FILE) -> StatisticsRules:
     target = _field(interval, "target_half_width", float, where)
     if not 0 < target < 1:
         raise StatisticsError(f"{where}.target_half_width: {target!r} is not a share of the mean in (0, 1)")
+    most_runs = _field(interval, "max_runs_for_target", int, where)
+    if most_runs < 2:
+        raise StatisticsError(f"{where}.max_runs_for_target: {most_runs!r} is fewer than 2 runs")
     configuration = _field(data, "configuration", dict, str(path))
     where = f"{path}: configuration"
     keys = _strings(configuration, "keys", where)
@@ -112,5 +116,5 @@ def load_rules(path: Path = DATA_FILE) -> StatisticsRules:
         for testcase, entry in _field(data, "guest_rate", dict, str(path)).items()
     }
     return StatisticsRules(
-        level, points, steps, keys, repeat_keys, trace_column, _strings(configuration, "untraced", where), rates, target
+        level, points, steps, keys, repeat_keys, trace_column, _strings(configuration, "untraced", where), rates, target, most_runs
     )
