@@ -11,7 +11,9 @@ result of the testcase that ran in it, and builds one table:
   ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
   acquisitions, handoffs, handoffs_local, handoffs_remote,
   <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff, _per_sim_s,
-  metrics.<name> (the testcase's own scalar measures)
+  metrics.<name> (the testcase's own scalar measures),
+  lockevent.<event> (the kernel's lock event counts over the testcase, where
+  built in) and lockevent.<event>_per_op for metrics.toml's [lock_events]
 
 A metric the machine's memory system or CPU model does not have is NaN (a
 bus has no invalidation messages of its own; Ruby has no broadcast; the
@@ -101,6 +103,7 @@ class MetricRules:
     normalisers: dict[str, str]  # suffix ("per_op") -> guest count column ("ops")
     normalised: tuple[str, ...]
     copies_arguments: dict[str, CopiesArgument] = field(default_factory=dict)  # testcase -> its copies
+    lock_events_per_op: tuple[str, ...] = ()  # lock events also given per operation of the whole testcase
 
     def of(self, hierarchy: str, protocol: str | None = None) -> list[MetricRule]:
         return [rule for rule in self.rules if rule.hierarchy == hierarchy and rule.protocol in (None, protocol)]
@@ -171,7 +174,11 @@ def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
         if not isinstance(entry, dict):
             raise MetricsError(f"{where}: expected a table {{ argument = ..., default = ... }}, got {entry!r}")
         copies_arguments[testcase] = CopiesArgument(_field(entry, "argument", str, where), _field(entry, "default", int, where))
-    return MetricRules(tuple(rules), derived, normalisers, normalised, copies_arguments)
+    events = _field(data.get("lock_events", {"per_op": []}), "per_op", list, f"{path}: lock_events")
+    bad = [name for name in events if not isinstance(name, str) or not LOCK_EVENT_NAME.fullmatch(name)]
+    if bad:
+        raise MetricsError(f"{path}: lock_events.per_op: {bad} are not lock event names (kernel/locking/lock_events_list.h)")
+    return MetricRules(tuple(rules), derived, normalisers, normalised, copies_arguments, tuple(events))
 
 
 def _by_stat(run: RunStats, roi: int) -> dict[str, dict[str, float]]:
@@ -276,6 +283,7 @@ def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
 
 GUEST_METRIC_PREFIX = "metrics."
 LOCK_EVENT_PREFIX = "lockevent."  # the kernel's lock event counters (kernel/patches/README-switches.md)
+LOCK_EVENT_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
@@ -289,6 +297,22 @@ def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
         for name, value in metrics.items()
         if isinstance(value, (int, float)) and not isinstance(value, bool)
     }
+
+
+def lock_events_per_op(entry: dict[str, Any], guest: dict[str, Any], events: tuple[str, ...]) -> dict[str, float]:
+    """The named lock events per operation of the whole testcase (metrics.toml [lock_events]): the count
+    over ops x (warmup + iterations) / iterations. NaN for a kernel without the counters, and for a
+    testcase timed in seconds, whose warm-up's operations are not counted."""
+    counts = entry.get("lock_event_counts")
+    ops, warmup, iterations = (guest.get(key) for key in ("ops", "warmup", "iterations"))
+    numbers = all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (ops, warmup, iterations))
+    whole = ops * (warmup + iterations) / iterations if numbers and iterations and ops else math.nan  # type: ignore[operator]
+    rates = {}
+    for name in events:
+        count = counts.get(name) if isinstance(counts, dict) else None
+        usable = isinstance(count, int) and not isinstance(count, bool) and not math.isnan(whole)
+        rates[f"{LOCK_EVENT_PREFIX}{name}_per_op"] = count / whole if usable else math.nan  # type: ignore[operator]
+    return rates
 
 
 def lock_event_columns(entry: dict[str, Any]) -> dict[str, float]:
@@ -397,6 +421,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
         row.update(guest_counts(guest))
         row.update(guest_metrics(guest))
         row.update(lock_event_columns(entries[roi]))
+        row.update(lock_events_per_op(entries[roi], guest, rules.lock_events_per_op))
         # Rates use gem5's simulated ROI time, whatever clock the guest had.
         row["ops_per_sim_s"] = _ratio(row["ops"], row["sim_seconds"])
         metrics = roi_metrics(run, roi, rules)

@@ -112,7 +112,30 @@ def test_the_kernels_lock_event_counts_become_columns() -> None:
     assert metrics.lock_event_columns(entry) == {"lockevent.rwsem_wake_skipped": 7.0, "lockevent.rwsem_wake_writer": 120.0}
     assert metrics.lock_event_columns({**entry, "lock_event_counts": None}) == {}  # a kernel without the counters
     assert metrics.lock_event_columns({"result": {}}) == {}  # a result.json from before the counters
-    assert not any(column.startswith("lockevent.") for column in row_of(RUBY))
+    row = row_of(RUBY)
+    assert not any(column.startswith("lockevent.") and not column.endswith("_per_op") for column in row)
+    per_op = {column: value for column, value in row.items() if column.startswith("lockevent.")}
+    assert per_op and all(math.isnan(value) for value in per_op.values())  # always columns, NaN without the counters
+
+
+def test_lock_events_per_operation_count_the_whole_testcase_warm_up_too() -> None:
+    """/init's counts cover the testcase's warm-up as well as its window: per operation of all of it."""
+    events = ("rwsem_wake_skipped", "rwsem_sleep_reader")
+    entry = {"lock_event_counts": {"rwsem_wake_skipped": 56, "rwsem_wake_writer": 120}}
+    guest = {"testcase": "mmapsem", "ops": 160, "warmup": 8, "iterations": 20}  # 8 copies: 160 jobs measured, 224 in all
+    rates = metrics.lock_events_per_op(entry, guest, events)
+    assert rates["lockevent.rwsem_wake_skipped_per_op"] == 56 / 224
+    assert math.isnan(rates["lockevent.rwsem_sleep_reader_per_op"])  # not counted by this kernel: NaN, never 0
+    timed = {"testcase": "fsmix", "ops": 160, "warmup": 8, "seconds": 2.0}
+    assert all(math.isnan(value) for value in metrics.lock_events_per_op(entry, timed, events).values())
+    assert all(math.isnan(value) for value in metrics.lock_events_per_op({"lock_event_counts": None}, guest, events).values())
+
+
+def test_a_lock_event_that_is_not_a_name_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "metrics.toml"
+    bad.write_text(metrics.DATA_FILE.read_text().replace('per_op = ["rwsem_wake_skipped"', 'per_op = ["Rwsem wake"'))
+    with pytest.raises(metrics.MetricsError, match=r"lock_events.per_op: \['Rwsem wake'\] are not lock event names"):
+        metrics.load_metric_rules(bad)
 
 
 INIT = Path(__file__).resolve().parents[1] / "disk-image" / "overlay" / "init"
