@@ -56,9 +56,12 @@ def throughput_series(rows: pd.DataFrame, series: str) -> pd.Series:
         if builds:
             label += f", {row.kernel_build}"
         label += "".join(f", {column}={getattr(row, column)}" for column in columns)
-        label += "".join(f", {name}={params.get(name, '-')}" for name in telling)
+        # only the parameters a run's spec gives: the sweep's "cna", not "cna, placement=-"
+        label += "".join(f", {name}={params[name]}" for name in telling if name in params)
         copies = getattr(row, "copies", None)
-        if copies is not None and pd.notna(copies) and float(copies) != float(row.cpus):
+        # fewer, not more: a spec that runs more copies than the smaller sizes' CPUs (fsmix's 8
+        # threads from 1 to 8 CPUs) is one line, whose copies do not follow the size
+        if copies is not None and pd.notna(copies) and float(copies) < float(row.cpus):
             label += f", {float(copies):g} thread(s)"
         labels.append(label)
     return pd.Series(labels, index=rows.index, dtype=object)

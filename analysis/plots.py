@@ -80,6 +80,9 @@ MARKER = "o"
 REFERENCE_LINESTYLE = "--"  # dashed = analytical, solid = measured
 REFERENCE_COLOUR = "0.35"  # grey, for references that match no measured series
 SERIES_COLOURS = [f"C{index}" for index in range(10)]  # matplotlib's default cycle, fixed per series
+# Past ten series the colours come round again: each round its own marker, so no two lines look alike
+# (seed 001's dd chart has 14: boot switches x CPU models).
+SERIES_MARKERS = [MARKER, "s", "^", "D", "v"]
 BAR_WIDTH = 0.8  # fraction of the slot a category's bar (or bar group) takes
 GRID_ALPHA = 0.3  # faint grid behind the data
 LEGEND_BESIDE_PANEL = (1.02, 1.0)  # axes fraction: just right of the last panel, level with its top
@@ -133,6 +136,7 @@ class Readability:
     log_span_ratio: float
     own_panel_peak_ratio: float
     fewest_other_series: int
+    min_axes_width_inches: float = 4.0  # [layout]: a line chart's plotting area at least this wide
 
 
 def load_readability(path: Path = RULES_FILE) -> Readability:
@@ -142,7 +146,10 @@ def load_readability(path: Path = RULES_FILE) -> Readability:
         log_span_ratio=float(typed_field(data, "log_axis.min_span_ratio", (int, float), where, error=PlotRulesError)),
         own_panel_peak_ratio=float(typed_field(data, "own_panel.min_peak_ratio", (int, float), where, error=PlotRulesError)),
         fewest_other_series=typed_field(data, "own_panel.fewest_other_series", int, where, error=PlotRulesError),
+        min_axes_width_inches=float(typed_field(data, "layout.min_axes_width_inches", (int, float), where, error=PlotRulesError)),
     )
+    if not rules.min_axes_width_inches > 0:
+        raise PlotRulesError(f"{where}.layout.min_axes_width_inches: {rules.min_axes_width_inches!r} is not a width above 0")
     for key, ratio in (("log_axis.min_span_ratio", rules.log_span_ratio), ("own_panel.min_peak_ratio", rules.own_panel_peak_ratio)):
         if not ratio > 1:
             raise PlotRulesError(f"{where}.{key}: {ratio!r} is not a ratio above 1")
@@ -301,6 +308,16 @@ def _rewrap(text: Text, room: float, along_height: bool, renderer: Any) -> bool:
     return True
 
 
+def _keep_axes_width(figure: MplFigure, ax: Axes, inches: float) -> None:
+    """Widen the figure until `ax` is at least `inches` wide (a long legend beside it takes the rest)."""
+    for _ in range(FIT_ROUNDS):
+        figure.canvas.draw()
+        width = ax.get_window_extent(figure.canvas.get_renderer()).width / figure.dpi
+        if width >= inches:
+            return
+        figure.set_figwidth(figure.get_figwidth() + inches - width)
+
+
 def _fit_texts(figure: MplFigure, title: Text) -> None:
     """Axis labels and panel titles wrapped to the length of their axes, the figure's `title` to its width.
 
@@ -352,6 +369,13 @@ class _Line:
     colour: str
     dashed: bool
     whiskers: list[tuple[float, float, float]] = field(default_factory=list)  # (x, low, high): an interval per point
+    marker: str = MARKER
+
+
+def series_style(index: int) -> tuple[str, str]:
+    """The colour and marker of the index-th series: unique pairs for len(colours) x len(markers) series."""
+    colours, markers = len(SERIES_COLOURS), len(SERIES_MARKERS)
+    return SERIES_COLOURS[index % colours], SERIES_MARKERS[(index // colours) % markers]
 
 
 def _series_lines(
@@ -365,7 +389,8 @@ def _series_lines(
         if interval is not None:
             lows, highs = (df[column].astype(float)[rows].tolist() for column in interval)
             whiskers = sorted((x, lo, hi) for x, lo, hi in zip(xs[rows].tolist(), lows, highs) if math.isfinite(lo) and math.isfinite(hi))
-        lines.append(_Line(str(name), points, SERIES_COLOURS[index % len(SERIES_COLOURS)], dashed=False, whiskers=whiskers))
+        colour, marker = series_style(index)
+        lines.append(_Line(str(name), points, colour, dashed=False, whiskers=whiskers, marker=marker))
     return lines
 
 
@@ -392,7 +417,7 @@ def _draw_lines_panel(
             label = f"{line.label} ({reference_name})" if line.label in measured else line.label
             ax.plot(xs, ys, linestyle=REFERENCE_LINESTYLE, color=line.colour, label=label)
         else:
-            ax.plot(xs, ys, marker=MARKER, color=line.colour, label=line.label)
+            ax.plot(xs, ys, marker=line.marker, color=line.colour, label=line.label)
         if line.whiskers:
             centres = dict(line.points)
             ax.errorbar([w[0] for w in line.whiskers], [centres[w[0]] for w in line.whiskers], fmt="none", ecolor=line.colour,
@@ -467,6 +492,7 @@ def draw_lines_vs_size(
     handles, labels = _legend_handles(figure, order=[line.label for line in measured])
     # beside the last panel, from its top: under the figure's title (a figure legend would run into it)
     axes[-1].legend(handles, labels, title=series, loc="upper left", bbox_to_anchor=LEGEND_BESIDE_PANEL)
+    _keep_axes_width(figure, axes[0], rules.min_axes_width_inches)
     _fit_texts(figure, heading)
 
     alt = (

@@ -15,10 +15,11 @@ from tests.plot_inputs import PlotInput, figure_inputs
 RULES = Readability(log_span_ratio=10.0, own_panel_peak_ratio=10.0, fewest_other_series=2)
 
 
-def rules_file(tmp_path: Path, *, span: str = "10.0", peak: str = "10.0", others: str = "2") -> Path:
+def rules_file(tmp_path: Path, *, span: str = "10.0", peak: str = "10.0", others: str = "2", width: str = "4.0") -> Path:
     path = tmp_path / "plots.toml"
     path.write_text(
         f"[log_axis]\nmin_span_ratio = {span}\n\n[own_panel]\nmin_peak_ratio = {peak}\nfewest_other_series = {others}\n"
+        f"\n[layout]\nmin_axes_width_inches = {width}\n"
     )
     return path
 
@@ -54,6 +55,7 @@ def test_the_committed_rules_file_reads() -> None:
         ({"peak": "0.5"}, r"plots.toml.own_panel.min_peak_ratio: 0.5 is not a ratio above 1"),
         ({"others": "0"}, r"plots.toml.own_panel.fewest_other_series: 0 is not a count >= 1"),
         ({"others": '"two"'}, r"plots.toml.own_panel.fewest_other_series: expected int, got 'two'"),
+        ({"width": "0"}, r"plots.toml.layout.min_axes_width_inches: 0.0 is not a width above 0"),
     ],
 )
 def test_a_bad_rules_file_is_refused_naming_file_and_field(tmp_path: Path, fields: dict[str, str], message: str) -> None:
@@ -193,3 +195,15 @@ def test_a_series_apart_keeps_its_colour() -> None:
     figure, _ = committed("handoff-altix-numa").draw()
     colours = {line.get_label(): line.get_color() for ax in figure.axes for line in ax.get_lines()}
     assert colours["tas"] == colours["tas (reference)"] and colours["tas"] != colours["ticket"]
+
+
+def test_past_ten_series_each_line_still_has_a_look_of_its_own() -> None:
+    """Seed 001's dd chart draws 14 series; the colours come round after ten, the markers then tell them apart."""
+    styles = [plots.series_style(index) for index in range(len(plots.SERIES_COLOURS) * len(plots.SERIES_MARKERS))]
+    assert len(set(styles)) == len(styles)
+    assert {marker for _, marker in styles[: len(plots.SERIES_COLOURS)]} == {plots.MARKER}  # ten or fewer: as before
+    names = [f"s{index}" for index in range(14)]
+    figure, _ = plots.draw_lines_vs_size(pd.DataFrame({"variant": names, "cpus": [1] * 14, "r": [float(i + 1) for i in range(14)]}),
+                                         y="r", title="t", ylabel="r", rules=RULES)  # fmt: skip
+    drawn = [(line.get_color(), line.get_marker()) for line in figure.axes[0].get_lines() if line.get_label() in names]
+    assert len(set(drawn)) == 14

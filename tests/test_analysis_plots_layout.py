@@ -155,3 +155,15 @@ def test_a_long_label_wraps_to_its_axis() -> None:
     assert "\n" in label.get_text()
     assert extent(label, figure).height <= extent(figure.axes[0], figure).height
     assert not outside(extent(label, figure), figure.bbox)
+
+
+def test_a_long_legend_widens_the_figure_not_squeezes_the_lines() -> None:
+    """kbench's "qspinlock, hold_loops=10, placement=padded, think_loops=100" beside the panel once left the
+    lines a strip: the plotting area keeps plots.toml's minimum width and the figure grows instead."""
+    rules = plots.load_readability()
+    names = ["cna", "qspinlock, hold_loops=10, placement=padded, think_loops=100 and then some more words"]
+    table = pd.DataFrame([{"variant": name, "cpus": cpus, "r": float(cpus)} for name in names for cpus in (1, 2, 4, 8)])
+    figure, _ = plots.draw_lines_vs_size(table, y="r", title="t", ylabel="r", rules=rules)
+    drawn(figure)
+    assert extent(figure.axes[0], figure).width / figure.dpi >= rules.min_axes_width_inches * 0.99
+    assert figure.get_figwidth() > plots.LINES_FIGURE_INCHES[0]

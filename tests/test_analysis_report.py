@@ -135,6 +135,15 @@ def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
     assert throughput_series(one_build, "boot_args").tolist() == ["lockstudy.spinlock=tas, 1 thread(s)", "lockstudy.spinlock=tas"]
 
 
+def test_a_spec_with_more_copies_than_the_smaller_sizes_cpus_is_one_line() -> None:
+    """fsmix runs 8 threads on 1, 2, 4 and 8 CPUs: one line per kernel build, not one for 1-4 CPUs
+    ("8 thread(s)") and another for 8 (the first v5 report drew four lines for two builds)."""
+    from analysis.chart_points import throughput_series
+
+    rows = pd.DataFrame({"boot_args": [""] * 4, "cpus": [1, 2, 4, 8], "copies": [8.0] * 4, "kernel_build": ["smp"] * 4})
+    assert throughput_series(rows, "boot_args").nunique() == 1
+
+
 def test_the_seeds_figure_turns_both_sides_to_as_advantage() -> None:
     """Seed 001's published measure is dd's seconds (lower is better), ours a rate: "UP takes 0.55 of
     SMP's time" and "UP does 1.04x SMP's operations" both say UP is better, and both must sit right of 1."""

@@ -219,6 +219,8 @@ def test_the_reports_means_refuse_two_configurations_and_the_charts_keep_them_ap
     sweep = dict(kbench("sweep", 1.0e6), handoffs=10.0)
     both = pd.DataFrame([dict(shared, handoffs=10.0), dict(padded, handoffs=10.0), sweep])
     assert list(handoffs.handoff_runs(both)["run_id"]) == ["sweep"]
+    # a run whose spec does not give the telling parameter is named without it ("cna", not "cna, placement=-")
+    assert list(throughput_series(both, "variant")) == ["cna, placement=shared", "cna, placement=padded", "cna"]
 
 
 def test_the_evidence_table_keeps_traced_runs_and_other_windows_apart() -> None:
