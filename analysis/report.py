@@ -203,11 +203,13 @@ def numa_section(table: pd.DataFrame, out: Path) -> Section:
     section.tables.append(Table("Node-local share of hand-offs and crossing share of network transmissions", summary))
     stacked = shares.groupby(keys, as_index=False)[["handoffs_local", "handoffs_remote"]].mean()
     long = stacked.melt(id_vars=keys, value_vars=["handoffs_local", "handoffs_remote"], var_name="hand-off", value_name="count")
-    machine_label = long["machine"] + ", " if long["machine"].nunique() > 1 else ""
+    several = long["machine"].nunique() > 1
+    machine_label = long["machine"] + ", " if several else ""
     long["case"] = machine_label + long["variant"] + " / " + long["nodes"].astype(str) + " nodes"
+    title = "Hand-offs on the node and to another node" + ("" if several else f" ({long['machine'].iloc[0]})")
     section.figures.append(
         plots.stacked_bars(long, category="case", stack="hand-off", value="count",
-                           title="Hand-offs on the node and to another node", ylabel="hand-offs per ROI",
+                           title=title, ylabel="hand-offs per ROI",
                            path_stem=out / FIGURES / "numa-handoffs")  # fmt: skip
     )
     return section
