@@ -31,7 +31,7 @@ GIB = 1 << 30
 MIB_TO_GIB = 1 / 1024
 SETTINGS_FILE = DATA / "campaign.toml"
 FLOOR_ENV = "LOCKSTUDY_MIN_FREE_GIB"
-STOPPED_FOR_DISK = "stopped: the disk is nearly full"
+STOPPED_FOR_DISK = "the disk is nearly full"
 
 
 class DiskSettingsError(ValueError):
@@ -101,7 +101,7 @@ class DiskGuard:
         return (
             f"{STOPPED_FOR_DISK}: {free:.1f} GiB free under {self.outputs}, below the floor of "
             f"{self.floor.min_free_gib:g} GiB ({self.floor.source}); its outputs had reached {size_gib(self.outputs):.1f} GiB. "
-            "Free space (or raise the floor's disk), then launch again: the run is redone"
+            "Free space (or lower the floor, if what is left is enough), then launch again: the run is redone"
         )
 
 
