@@ -164,3 +164,12 @@ def test_the_traced_runs_disk_needs_are_set_against_the_free_space(tmp_path: Pat
     assert "40.0 above the floor of 5 GiB (test floor)" in fits[0]
     crowded = disk_guard.trace_room_lines(2, 2 * 25.0 * 1024, 2, tmp_path, floor, free=lambda _p: 45.0)
     assert len(crowded) == 2 and crowded[1].startswith("warning: they may not fit") and "-j 1" in crowded[1]
+
+
+def test_a_bad_floor_is_refused_before_any_run_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lockstudy.campaign import gem5_backend
+
+    install_fake_gem5(tmp_path, monkeypatch, TRACE_WRITING_GEM5)
+    monkeypatch.setenv(disk_guard.FLOOR_ENV, "lots")
+    with pytest.raises(RuntimeError, match=r"the disk guard's floor: \$LOCKSTUDY_MIN_FREE_GIB='lots'"):
+        gem5_backend.Gem5Backend().preflight([smoke_spec()])

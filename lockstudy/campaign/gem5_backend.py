@@ -114,6 +114,10 @@ class Gem5Backend:
             artifacts.kernel(spec.kernel_build, "vmlinux")
             artifacts.machine_file(spec.machine)
         artifacts.disk_image()
+        try:
+            disk_guard.load_floor()  # a bad floor is refused now, not in every worker
+        except disk_guard.DiskSettingsError as exc:
+            raise RuntimeError(f"the disk guard's floor: {exc}") from exc
         check_run_specs(specs)
 
     def checkpoint(self, spec: RunSpec, gem5: gem5_finder.Gem5Info, campaign_dir: Path,
