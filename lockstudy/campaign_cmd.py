@@ -200,7 +200,11 @@ def disk_lines(cost: CampaignCost, store: CampaignStore, parallel: int) -> list[
     if not traced:
         return []
     at_once = min(parallel, len(traced))
-    return ["", *disk_guard.trace_room_lines(len(traced), cost.largest_traces_mib(at_once), at_once, store.path, disk_guard.load_floor())]
+    try:
+        floor = disk_guard.load_floor()
+    except disk_guard.DiskSettingsError as exc:
+        return ["", f"error: the disk guard's floor: {exc} (a launch refuses it)"]
+    return ["", *disk_guard.trace_room_lines(len(traced), cost.largest_traces_mib(at_once), at_once, store.path, floor)]
 
 
 def print_status(campaign: Campaign, store: CampaignStore) -> int:

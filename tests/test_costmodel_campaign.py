@@ -249,3 +249,7 @@ def test_dry_run_predicts_a_traced_runs_trace_and_sets_it_against_the_free_disk(
     assert "trace MiB per simulated ms piii-smp/classic/write1b" in result.stdout
     assert "traced: up to" in result.stdout
     assert "Traced runs left: 1; the largest predicted trace takes" in result.stdout and "above the floor of" in result.stdout
+    env = {**os.environ, TABLE_VARIABLE: str(table), "LOCKSTUDY_MIN_FREE_GIB": "lots"}
+    bad = subprocess.run([RUN_SH, "campaign", str(campaign), "--dry-run", "--results", str(tmp_path / "results")],
+                         capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert bad.returncode == 0 and "error: the disk guard's floor: $LOCKSTUDY_MIN_FREE_GIB='lots'" in bad.stdout
