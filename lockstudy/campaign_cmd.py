@@ -21,6 +21,7 @@ from lockstudy.console import error
 from lockstudy.costmodel.fitted import fitted_model, slurm_resources
 from lockstudy.costmodel.plan import CampaignCost
 from lockstudy.costmodel.render import cost_lines
+from lockstudy.validation.problems import InputError
 
 EXECUTORS = ("local", "slurm", "qemu")
 USAGE = """\
@@ -105,8 +106,8 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         return 1
     slots = parallel_slots(campaign.runs, args.jobs)
     resources = None
-    if backend == "gem5" and args.executor == "local" and any(spec.trace != "off" for spec in campaign.runs):
-        for line in disk_lines(fitted_model().cost(campaign.runs, done_in(campaign, store)), store, slots):
+    if backend == "gem5" and args.executor == "local":
+        for line in launch_disk_lines(campaign, store, slots):
             print(line, flush=True)
     if args.executor == "slurm" and backend == "gem5":
         # Each array task's --time and --mem from the cost model, with its margin.
@@ -192,6 +193,18 @@ def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, sl
     for line in disk_lines(cost, store, parallel_slots(runs, jobs)):
         print(line)
     return 0
+
+
+def launch_disk_lines(campaign: Campaign, store: CampaignStore, parallel: int) -> list[str]:
+    """A local launch's note on its traced runs' disk needs; best effort: a cost table that does not
+    read costs the note, never the launch (the disk guard protects the runs either way)."""
+    if not any(spec.trace != "off" for spec in campaign.runs):
+        return []
+    try:
+        cost = fitted_model().cost(campaign.runs, done_in(campaign, store))
+    except InputError as exc:
+        return [f"note: no trace sizes predicted ({exc}); the disk guard still stops a run at its floor"]
+    return disk_lines(cost, store, parallel)
 
 
 def disk_lines(cost: CampaignCost, store: CampaignStore, parallel: int) -> list[str]:

@@ -253,3 +253,18 @@ def test_dry_run_predicts_a_traced_runs_trace_and_sets_it_against_the_free_disk(
     bad = subprocess.run([RUN_SH, "campaign", str(campaign), "--dry-run", "--results", str(tmp_path / "results")],
                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert bad.returncode == 0 and "error: the disk guard's floor: $LOCKSTUDY_MIN_FREE_GIB='lots'" in bad.stdout
+
+
+def test_a_cost_table_that_does_not_read_costs_a_launch_its_disk_note_not_the_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lockstudy import campaign_cmd
+
+    campaign_file = tmp_path / "traced.toml"
+    campaign_file.write_text(CAMPAIGN.split("[[study]]")[0] + f'[[study]]\nname = "t"\nmachine = "piii-smp"\ncpus = 2\ntrace = "classic"\nrun = "{SPEC}"\n')
+    bad = tmp_path / "runs.csv"
+    bad.write_text("not,a,cost,table\n")
+    monkeypatch.setenv(TABLE_VARIABLE, str(bad))
+    campaign = load_campaign(campaign_file)
+    lines = campaign_cmd.launch_disk_lines(campaign, CampaignStore(campaign.name, tmp_path / "results"), 2)
+    assert len(lines) == 1 and lines[0].startswith("note: no trace sizes predicted (") and "disk guard still stops" in lines[0]
+    untraced = dataclasses.replace(campaign, runs=[dataclasses.replace(spec, trace="off") for spec in campaign.runs])
+    assert campaign_cmd.launch_disk_lines(untraced, CampaignStore(campaign.name, tmp_path / "results"), 2) == []
