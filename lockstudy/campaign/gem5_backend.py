@@ -34,9 +34,9 @@ from lockstudy.campaign.measured import MeasuredProcess, run_measured
 from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
+from lockstudy.publish import TRACE
 
 RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
-TRACE_FILE = "roi.trace.gz"  # gem5-configs/run.py's trace of the ROI
 CPUINFO = "/proc/cpuinfo"
 
 
@@ -174,8 +174,8 @@ class Gem5Backend:
         # The boot's costs are here only when this attempt built the checkpoint.
         costs = {"run": cost_record(measured), "checkpoint_built": boot_costs}
         if measured.stopped:
-            (outdir / TRACE_FILE).unlink(missing_ok=True)  # a partial trace counts for nothing: give the space back
-            return Outcome("stopped", f"{measured.stopped}; its partial {TRACE_FILE} was deleted", {"command": argv, "costs": costs})
+            (outdir / TRACE).unlink(missing_ok=True)  # a partial trace counts for nothing: give the space back
+            return Outcome("stopped", f"{measured.stopped}; its partial {TRACE} was deleted", {"command": argv, "costs": costs})
         result_file = outdir / "result.json"
         if not result_file.is_file():
             return Outcome("failed", f"gem5 exited with status {status} and wrote no result.json (see gem5.log)", {"command": argv, "costs": costs})

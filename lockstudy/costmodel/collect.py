@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from lockstudy.costmodel.table import MS_PER_SECOND, CostRow
-from lockstudy.publish import placeholders, replace_paths
+from lockstudy.publish import TRACE, placeholders, replace_paths
 
 # gem5's tick is 1 ps unless a config changes it; run.py now records the
 # value (ticks_per_second), older results did not.
 GEM5_DEFAULT_TICKS_PER_SECOND = 10**12
 BYTES_PER_MIB = 1024 * 1024
 MEASURED = "measured"
-TRACE_FILE = "roi.trace.gz"  # gem5-configs/run.py's trace of a traced run's ROIs
 BUILDING_SUFFIX = ".building"
 ELSEWHERE = "<elsewhere>"
 
@@ -73,7 +72,7 @@ def portable_command(gem5: dict[str, Any], folder: Path, campaign: Path) -> str:
 
 def trace_mib(folder: Path, trace: str) -> float | None:
     """The size of a traced run's trace (None when untraced or the file is gone)."""
-    path = folder / TRACE_FILE
+    path = folder / TRACE
     if trace == "off" or not path.is_file():
         return None
     return path.stat().st_size / BYTES_PER_MIB
