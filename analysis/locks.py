@@ -47,11 +47,12 @@ from typing import Any
 
 import pandas as pd
 
+from analysis import trace_cache
 from analysis.config_reader import MachineFacts
 from analysis.hotlines.profile import RoiProfile
 from analysis.protocol_trace import Attribution, TracedLock
-from analysis.trace_attribution import TraceJob, attribute_all
 from analysis.runs import Results, RunStats
+from analysis.trace_attribution import TraceJob, attribute_all
 from lockstudy.campaign.artifacts import MissingArtifact, read_build_info
 from lockstudy.files import read_toml, typed_field
 
@@ -226,7 +227,7 @@ def trace_job(run: RunStats) -> TraceJob | None:
     """What attributing the run's ProtocolTrace needs; None when it has no trace, no registry, or is a classic-caches run."""
     trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
     locks = run_locks(run)
-    if trace is None or not trace.is_file() or not locks or run.machine.hierarchy == CLASSIC:
+    if trace is None or not trace_cache.available(trace) or not locks or run.machine.hierarchy == CLASSIC:
         return None
     line_bytes = int(run.info.result["provenance"]["machine"]["line_bytes"])
     return TraceJob(run.info.run_id, trace, tuple(locks), line_bytes)
@@ -321,6 +322,8 @@ def classic_summary(results: Results, processes: int | None = None) -> list[dict
     rows: list[dict[str, Any]] = []
     for job in jobs:
         run = results.runs[job.key]
+        if job.key not in profiles:
+            continue  # restored without its trace and its kept profile is stale (trace_cache.cached_or_read said so)
         rows += classic_lock_rows(job.key, run_locks(run), job.line_bytes, profiles[job.key], run.info.result)
     return rows
 
@@ -333,6 +336,8 @@ def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.Data
     summary: list[dict[str, Any]] = []
     for job in jobs:
         run = results.runs[job.key]
+        if job.key not in attributions:
+            continue  # restored without its trace and its kept attribution is stale (trace_cache.cached_or_read said so)
         more_events, more_summary = run_lock_tables(job, attributions[job.key], run.info.result, run.machine)
         events += more_events
         summary += more_summary

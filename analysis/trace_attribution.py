@@ -83,7 +83,7 @@ def from_json(data: dict[str, Any], job: TraceJob) -> Attribution:
 
 def cached(job: TraceJob) -> Attribution | None:
     """The kept attribution of the trace, if it was made from exactly this trace, these locks and this code."""
-    data = trace_cache.load(cache_path(job.trace), made_from(job))
+    data = trace_cache.load_kept(CACHE_FOLDER, job.trace, made_from(job))
     if data is None:
         return None
     try:

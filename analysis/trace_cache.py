@@ -10,6 +10,14 @@ the trace's path, size and modification time, the code that made it
 report reuses it only when all of those are the same. A cache that
 cannot be read or written is no error: the trace is read again.
 Traces not yet read are read by a pool of processes (read_all()).
+
+A run restored from the run archive (lockstudy/archive/) has no trace:
+traces are never archived. In its place is `<trace>.derived.json`, what
+the readers had made from the trace on the machine that ran it, each with
+its `made_from` less the trace's path, size and time. A reader takes it
+(`load_kept`) when everything else it was made from is the same; when the
+code has changed since, the trace cannot be read again here, and the
+run's entry is left out with a warning that says so.
 """
 
 from __future__ import annotations
@@ -31,6 +39,10 @@ Job = TypeVar("Job")
 Result = TypeVar("Result")
 
 PATH_DIGEST_CHARS = 32
+DERIVED_SUFFIX = ".derived.json"  # beside where a restored run's trace was: what the readers made from it
+DERIVED_FORMAT = 1
+# A trace as the cache knows it on the machine that has it; an archived derivation is made without them.
+IDENTITY_KEYS = ("trace", "trace_bytes", "trace_mtime_ns")
 
 
 def cache_file(folder: str, trace: Path) -> Path:
@@ -49,9 +61,38 @@ def code_digest(*sources: str) -> str:
 
 
 def trace_identity(trace: Path) -> dict[str, Any]:
-    """The trace as the cache knows it: its path, size and modification time."""
+    """The trace as the cache knows it: its path, size and modification time (None for a trace not on this machine)."""
+    if not trace.is_file():
+        return {"trace": str(trace.resolve()), "trace_bytes": None, "trace_mtime_ns": None}
     status = trace.stat()
     return {"trace": str(trace.resolve()), "trace_bytes": status.st_size, "trace_mtime_ns": status.st_mtime_ns}
+
+
+def derived_file(trace: Path) -> Path:
+    """Where a restored run keeps what was made from its trace (lockstudy/archive/)."""
+    return trace.with_name(trace.name + DERIVED_SUFFIX)
+
+
+def available(trace: Path) -> bool:
+    """The trace is here, or what the readers made from it is (a run restored from the archive)."""
+    return trace.is_file() or derived_file(trace).is_file()
+
+
+def without_identity(made_from: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in made_from.items() if key not in IDENTITY_KEYS}
+
+
+def load_kept(folder: str, trace: Path, made_from: dict[str, Any]) -> dict[str, Any] | None:
+    """What `folder`'s reader made from exactly `made_from`: from the cache when the trace is here, else from its derived file."""
+    if trace.is_file():
+        return load(cache_file(folder, trace), made_from)
+    try:
+        entry = json.loads(derived_file(trace).read_text())["readers"][folder]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(entry, dict) or entry.get("made_from") != without_identity(made_from):
+        return None
+    return entry
 
 
 def load(path: Path, made_from: dict[str, Any]) -> dict[str, Any] | None:
@@ -120,9 +161,13 @@ def cached_or_read(
     to_read: list[Job] = []
     for job in jobs:
         found = cached(job)
-        if found is None:
+        if found is not None:
+            out[key_of(job)] = found
+        elif trace_of(job).is_file():
             to_read.append(job)
         else:
-            out[key_of(job)] = found
+            print(f"warning: run {key_of(job)}: its trace is not on this machine (restored from the run archive), and "
+                  f"{derived_file(trace_of(job)).name} holds nothing {what} by today's code: left out; rerun the run to "
+                  f"read it again", file=sys.stderr, flush=True)  # fmt: skip
     out.update(zip((key_of(job) for job in to_read), read_all(read, to_read, trace_of, what, len(out), processes)))
     return out

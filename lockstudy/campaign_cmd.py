@@ -7,6 +7,8 @@ import dataclasses
 from collections import Counter
 from pathlib import Path
 
+from lockstudy.archive import command as archive_command
+from lockstudy.archive.settings import ArchiveError
 from lockstudy.campaign.progress import study_lines
 from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign import disk_guard
@@ -24,9 +26,12 @@ from lockstudy.costmodel.render import cost_lines
 from lockstudy.validation.problems import InputError
 
 EXECUTORS = ("local", "slurm", "qemu")
+ACTIONS = ("status", "archive", "restore")
 USAGE = """\
 run.sh campaign FILE [--dry-run] [--executor local|slurm|qemu] [options]
        run.sh campaign status FILE
+       run.sh campaign archive FILE [--results DIR] [--archive DIR]
+       run.sh campaign restore FILE [--results DIR] [--archive DIR] [--include-stale]
        run.sh campaign --backend gem5|qemu run-one CAMPAIGN_DIR RUN_ID   (used by the executors)"""
 
 
@@ -47,10 +52,15 @@ def register(commands: argparse._SubParsersAction) -> None:
             "           slurm (sbatch job arrays, gem5 runs unless --backend qemu),\n"
             "           qemu  (a local pool running the same specs functionally under\n"
             "                  QEMU TCG: no coherence statistics; validates a campaign\n"
-            "                  before spending simulation hours)."
+            "                  before spending simulation hours).\n\n"
+            "The run archive (results/archive/, lockstudy/archive/): `archive` packs every\n"
+            "done gem5 run, without its trace, into the repository (commit it), so that a\n"
+            "lost machine loses no simulated hour. A launch first restores the archived\n"
+            "runs its results folder lacks (not those made with another machine file,\n"
+            "kernel build, disk image or gem5 extra); `restore` does only that."
         ),
     )
-    parser.add_argument("words", nargs="+", metavar="FILE", help="the campaign file, or `status FILE`")
+    parser.add_argument("words", nargs="+", metavar="FILE", help="the campaign file, or `status|archive|restore FILE`")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the runs, the boot checkpoints they share and what they will cost (host hours, memory; "
                         "with --executor slurm the sbatch resources); run nothing")
@@ -69,6 +79,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "e.g. lockstudy.spinlock=tas for a baseline curve before its variants")
     parser.add_argument("--first-repeats", type=int, metavar="N",
                         help="run only each configuration's first N repeats: a first look at every size before the full statistics")
+    parser.add_argument("--archive", type=Path, metavar="DIR",
+                        help="the run archive's folder (default: lockstudy/data/campaign.toml [archive], results/archive)")
+    parser.add_argument("--include-stale", action="store_true",
+                        help="restore: also the runs made with another machine file, kernel build, disk image or gem5 extra")
+    parser.add_argument("--no-restore", action="store_true",
+                        help="launch without restoring archived runs first (they are then simulated again)")
     parser.set_defaults(func=run_campaign_command, parser=parser)
 
 
@@ -78,8 +94,8 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         if len(words) != 3 or not args.backend:
             args.parser.error("run-one takes --backend and CAMPAIGN_DIR RUN_ID")
         return run_one(Path(words[1]), words[2], args.backend)
-    status_only = words[0] == "status"
-    files = words[1:] if status_only else words
+    action = words[0] if words[0] in ACTIONS else None
+    files = words[1:] if action else words
     if len(files) != 1:
         args.parser.error("name one campaign file")
     try:
@@ -88,8 +104,12 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         error(str(exc))
         return 2
     store = CampaignStore(campaign.name, args.results)
-    if status_only:
-        return print_status(campaign, store)
+    if action == "status":
+        return print_status(campaign, store, args.archive)
+    if action == "archive":
+        return archive_command.archive(campaign, store, args.archive)
+    if action == "restore":
+        return archive_command.restore(campaign, store, args.archive, args.include_stale)
     whole = campaign
     try:
         campaign = select_studies(campaign, args.only_study, args.skip_study)
@@ -100,10 +120,21 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         return 2
     backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
     if args.dry_run:
-        return print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs)
+        status = print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs)
+        archived = archive_command.archived_count(campaign, args.archive)
+        if archived and backend == "gem5" and not args.no_restore:
+            print(f"\nnote: the run archive holds {archived} of these runs: a launch restores those not done here "
+                  f"(and not stale) before it simulates anything; the costs above count them as to do")  # fmt: skip
+        return status
     if backend not in BACKENDS:
         error(f"backend {backend} is not available in this version")
         return 1
+    if backend == "gem5" and not args.no_restore:
+        try:
+            archive_command.restore_before_launch(whole, store, args.archive)
+        except ArchiveError as exc:
+            error(f"{exc} (or launch with --no-restore)")
+            return 1
     slots = parallel_slots(campaign.runs, args.jobs)
     resources = None
     if backend == "gem5" and args.executor == "local":
@@ -120,6 +151,9 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         return 1
     if campaign is not whole and executor.wait:
         store.write_index(whole.runs, whole.max_attempts)  # the index covers the whole campaign, not the chunk
+    if backend == "gem5" and executor.wait:
+        for line in archive_command.unarchived_lines(whole, store, args.archive):
+            print(line, flush=True)
     return status
 
 
@@ -220,7 +254,7 @@ def disk_lines(cost: CampaignCost, store: CampaignStore, parallel: int) -> list[
     return ["", *disk_guard.trace_room_lines(len(traced), cost.largest_traces_mib(at_once), at_once, store.path, floor)]
 
 
-def print_status(campaign: Campaign, store: CampaignStore) -> int:
+def print_status(campaign: Campaign, store: CampaignStore, archive_root: Path | None = None) -> int:
     runs = campaign.runs
     statuses = store.statuses(runs, campaign.max_attempts, slurm_queued(store))
     counts = Counter(s.state for s in statuses)
@@ -235,4 +269,7 @@ def print_status(campaign: Campaign, store: CampaignStore) -> int:
         print(line)
     for line in stale_lines(stale_runs(runs, statuses, store), store.path):
         print(line)
+    archived = archive_command.archived_count(campaign, archive_root)
+    done = sum(1 for status in statuses if status.state == State.DONE)
+    print(f"run archive: {archived} of the campaign's runs packed ({done} done here; `campaign archive` packs the rest)")
     return 0

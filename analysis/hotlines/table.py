@@ -23,11 +23,12 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from analysis import trace_cache
 from analysis.hotlines import symbols
+from analysis.hotlines.classic import check_against_stats
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
-from analysis.hotlines.classic import check_against_stats
 from analysis.hotlines.traces import CLASSIC, HotlineJob, profile_all
 from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, static_locks, system_map_file
 from analysis.metrics import study_of, variant_of
@@ -81,7 +82,7 @@ class HotlineTables:
 def hotline_job(run: RunStats) -> HotlineJob | str | None:
     """The run's job; a note (str) when it has a trace this profile cannot read; None when it has no trace."""
     trace = run.info.gem5_dir / TRACE_FILE if run.info.gem5_dir else None
-    if trace is None or not trace.is_file():
+    if trace is None or not trace_cache.available(trace):
         return None
     hotline_rules = load_rules()
     if run.machine.hierarchy == RUBY and run.machine.ruby_protocol not in hotline_rules.protocols:
@@ -157,6 +158,10 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
     all_profiles = profile_all(jobs, processes)
     for job in jobs:
         run = results.runs[job.key]
+        if job.key not in all_profiles:
+            tables.notes.append(f"run {job.key}: restored from the run archive without its trace, and its archived profile "
+                                f"was made by other code: not profiled")  # fmt: skip
+            continue
         registered = registered_locks(run.info.result)
         map_file = system_map_file(run.info.result)
         symbol_table = symbols.read_system_map(map_file, image_base) if map_file is not None else None

@@ -86,7 +86,7 @@ def from_json(data: dict[str, Any]) -> list[RoiProfile]:
 
 
 def cached(job: HotlineJob) -> list[RoiProfile] | None:
-    data = trace_cache.load(cache_path(job.trace), made_from(job))
+    data = trace_cache.load_kept(CACHE_FOLDER, job.trace, made_from(job))
     if data is None:
         return None
     try:

@@ -34,7 +34,7 @@ class StaleRun:
     differs: tuple[str, ...]  # "machine file altix-numa.toml", "kernel build smp", "disk image"
 
 
-def _missing_extra(spec: RunSpec, result: dict[str, Any]) -> str | None:
+def missing_extra(spec: RunSpec, result: dict[str, Any]) -> str | None:
     """The extra this run's machine needs that its gem5 lacked (None: nothing missing, or not a Ruby machine)."""
     from lockstudy import gem5
     from lockstudy.campaign.machines import ruby_protocol_of
@@ -46,7 +46,7 @@ def _missing_extra(spec: RunSpec, result: dict[str, Any]) -> str | None:
     return gem5.missing_extra(protocol, result.get("provenance", {}).get("gem5_extras") or {})
 
 
-def _made_with(result: dict[str, Any]) -> dict[str, str | None]:
+def made_with(result: dict[str, Any]) -> dict[str, str | None]:
     p = result.get("provenance", {})
     return {
         "machine": p.get("machine", {}).get("sha256"),
@@ -55,7 +55,7 @@ def _made_with(result: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
-def _current(spec: RunSpec, cache: dict[str, str | None]) -> dict[str, str | None]:
+def current_identities(spec: RunSpec, cache: dict[str, str | None]) -> dict[str, str | None]:
     def identity(key: str, make: Any) -> str | None:
         if key not in cache:
             try:
@@ -71,6 +71,17 @@ def _current(spec: RunSpec, cache: dict[str, str | None]) -> dict[str, str | Non
     }
 
 
+def differences(spec: RunSpec, result: dict[str, Any], cache: dict[str, str | None]) -> tuple[str, ...]:
+    """What a run with this gem5 result.json ran on that is not today's (empty: nothing; an unknown identity is not compared)."""
+    made, now = made_with(result), current_identities(spec, cache)
+    names = {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
+    differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
+    missing = missing_extra(spec, result)
+    if missing:
+        differs += (f"gem5 without the {missing} extra",)
+    return differs
+
+
 def stale_runs(specs: list[RunSpec], statuses: list[RunStatus], store: CampaignStore) -> list[StaleRun]:
     """The done gem5 runs whose machine file, kernel build or image is not today's (an unknown identity is not compared)."""
     cache: dict[str, str | None] = {}
@@ -83,12 +94,7 @@ def stale_runs(specs: list[RunSpec], statuses: list[RunStatus], store: CampaignS
             result = json.loads(path.read_text())
         except (OSError, ValueError):
             continue  # a QEMU run, or no gem5 result: nothing to compare
-        made, now = _made_with(result), _current(spec, cache)
-        names = {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
-        differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
-        missing = _missing_extra(spec, result)
-        if missing:
-            differs += (f"gem5 without the {missing} extra",)
+        differs = differences(spec, result, cache)
         if differs:
             out.append(StaleRun(spec.run_id, differs))
     return out

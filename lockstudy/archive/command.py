@@ -1,0 +1,74 @@
+"""The words `archive` and `restore` of `run.sh campaign`, and the restore a launch makes first."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from lockstudy.archive.pack import archive_campaign, read_index
+from lockstudy.archive.restore import restore_campaign, restore_lines
+from lockstudy.archive.settings import ArchiveError, ArchiveSettings, campaign_folder, load_settings
+from lockstudy.campaign.loader import Campaign
+from lockstudy.campaign.store import CampaignStore, State
+from lockstudy.console import error
+
+
+def settings_for(archive_root: Path | None) -> ArchiveSettings:
+    """The archive's settings, with its folder from --archive when given."""
+    settings = load_settings()
+    return dataclasses.replace(settings, folder=archive_root) if archive_root else settings
+
+
+def archive(campaign: Campaign, store: CampaignStore, archive_root: Path | None) -> int:
+    try:
+        for line in archive_campaign(campaign, store, settings_for(archive_root)):
+            print(line, flush=True)
+    except ArchiveError as exc:
+        error(str(exc))
+        return 1
+    return 0
+
+
+def restore(campaign: Campaign, store: CampaignStore, archive_root: Path | None, include_stale: bool) -> int:
+    try:
+        settings = settings_for(archive_root)
+        restored = restore_campaign(campaign, store, settings, include_stale=include_stale)
+    except ArchiveError as exc:
+        error(str(exc))
+        return 1
+    lines = list(restore_lines(restored, campaign, settings))
+    print("\n".join(lines) if lines else f"{campaign.name}: nothing to restore from {campaign_folder(settings.folder, campaign.name)}")
+    return 0
+
+
+def restore_before_launch(campaign: Campaign, store: CampaignStore, archive_root: Path | None) -> None:
+    """What a launch does first: restore the archived runs (ArchiveError: a damaged archive stops the launch)."""
+    settings = settings_for(archive_root)
+    for line in restore_lines(restore_campaign(campaign, store, settings), campaign, settings):
+        print(line, flush=True)
+
+
+def archived_count(campaign: Campaign, archive_root: Path | None) -> int:
+    """How many of the campaign's runs the archive holds (a dry run's note; unreadable index: 0)."""
+    try:
+        settings = settings_for(archive_root)
+        index = read_index(campaign_folder(settings.folder, campaign.name))
+    except ArchiveError:
+        return 0
+    return sum(1 for spec in campaign.runs if spec.run_id in index)
+
+
+def unarchived_lines(campaign: Campaign, store: CampaignStore, archive_root: Path | None) -> list[str]:
+    """After a launch: its done runs the archive lacks, and the command that packs them."""
+    try:
+        settings = settings_for(archive_root)
+        index = read_index(campaign_folder(settings.folder, campaign.name))
+    except ArchiveError as exc:
+        return [f"note: the run archive: {exc}"]
+    done = {s.run_id for s in store.statuses(campaign.runs, campaign.max_attempts) if s.state == State.DONE}
+    missing = len(done - set(index))
+    if not missing:
+        return []
+    line = (f"note: {missing} done run(s) are not in the run archive yet: ./run.sh campaign archive {campaign.path} "
+            f"--results {store.path.parent} (then commit {campaign_folder(settings.folder, campaign.name)})")  # fmt: skip
+    return [line]

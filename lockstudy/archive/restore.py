@@ -1,0 +1,132 @@
+"""`run.sh campaign restore FILE`, and the launcher's restore: the archived runs a results folder lacks.
+
+A run is restored when the results folder does not have it done or
+running, and it was made with today's machine file, kernel build, disk
+image and gem5 extras (lockstudy/campaign/staleness.py): a stale run's
+hours count for a machine that no longer exists, so it is left in the
+archive and named. Each tar is checked against its sha256 in index.json
+and its members against the archive's layout before anything is
+written; a run is unpacked into a scratch folder and renamed into place,
+so a restore that dies leaves each run whole or absent.
+
+The placeholders of the repository and the cache in out/result.json are
+turned back into this machine's paths: the report finds the run's kernel
+build (its System.map) through them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.trace_cache import DERIVED_SUFFIX
+from lockstudy.archive.pack import OUT, OUT_FILES, RUN_FILES, read_index, sha256
+from lockstudy.archive.settings import ArchiveError, ArchiveSettings, campaign_folder, run_tar
+from lockstudy.campaign.loader import Campaign
+from lockstudy.campaign.spec import RunSpec
+from lockstudy.campaign.staleness import differences
+from lockstudy.campaign.store import CampaignStore, State
+from lockstudy.paths import ROOT, cache_dir
+from lockstudy.publish import TRACE, replace_paths
+
+KEPT_STATES = (State.DONE, State.RUNNING)  # a results folder's own run wins over the archive's
+ALLOWED_MEMBERS = frozenset({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES), f"{OUT}/{TRACE}{DERIVED_SUFFIX}"})
+
+
+@dataclass
+class Restored:
+    restored: list[str] = field(default_factory=list)
+    stale: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (run id, what differs)
+
+
+def read_members(tar_path: Path, entry: dict[str, Any]) -> dict[str, bytes]:
+    """The tar's members, after checking its digest and that it holds only the archive's files."""
+    data = tar_path.read_bytes()
+    if sha256(data) != entry.get("sha256"):
+        raise ArchiveError(f"{tar_path}: its sha256 is not the one index.json records: the archive is damaged; restore it from git")
+    members: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:xz") as tar:
+            for member in tar.getmembers():
+                if not member.isfile() or member.name not in ALLOWED_MEMBERS:
+                    raise ArchiveError(f"{tar_path}: holds {member.name!r}, which is not one of a run's archived files")
+                extracted = tar.extractfile(member)
+                members[member.name] = extracted.read() if extracted else b""
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise ArchiveError(f"{tar_path}: cannot be read ({exc})") from None
+    absent = sorted({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES)} - set(members))
+    if absent:
+        raise ArchiveError(f"{tar_path}: lacks {', '.join(absent)}")
+    return members
+
+
+def local_paths(run_out: Path) -> list[tuple[str, str]]:
+    """Placeholders that name something on this machine too, longest first."""
+    return [("<run>", str(run_out)), ("<repo>", str(ROOT)), ("<cache>", str(cache_dir())), ("~", str(Path.home()))]
+
+
+def localised(text: str, run_out: Path) -> str:
+    """`text` with each placeholder that names something here (a whole path's first part) turned into its path."""
+    return replace_paths(text, local_paths(run_out))
+
+
+def unpack(members: dict[str, bytes], store: CampaignStore, spec: RunSpec) -> None:
+    """Write the run's folder from its members: whole, or not at all."""
+    run_path = store.run_dir(spec.run_id).path
+    run_path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{spec.run_id}.", dir=run_path.parent))
+    try:
+        for name, data in members.items():
+            target = scratch / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if name == f"{OUT}/result.json":
+                data = localised(data.decode(), run_path / OUT).encode()
+            target.write_bytes(data)
+        if run_path.exists():
+            shutil.rmtree(run_path)  # pending, failed, dead or stopped: the archive holds it done
+        scratch.replace(run_path)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def restore_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings, *, include_stale: bool = False) -> Restored:
+    """Unpack the archived runs this results folder lacks (none: the campaign has no archive)."""
+    index = read_index(campaign_folder(settings.folder, campaign.name))
+    out = Restored()
+    if not index:
+        return out
+    identities: dict[str, str | None] = {}
+    for spec, status in zip(campaign.runs, store.statuses(campaign.runs, campaign.max_attempts)):
+        entry = index.get(spec.run_id)
+        if entry is None or status.state in KEPT_STATES:
+            continue
+        members = read_members(run_tar(settings.folder, campaign.name, spec.run_id), entry)
+        try:
+            result = json.loads(members[f"{OUT}/result.json"])
+        except ValueError as exc:
+            raise ArchiveError(f"{run_tar(settings.folder, campaign.name, spec.run_id)}: out/result.json is not JSON ({exc})") from None
+        differs = differences(spec, result, identities)
+        if differs and not include_stale:
+            out.stale.append((spec.run_id, differs))
+            continue
+        unpack(members, store, spec)
+        out.restored.append(spec.run_id)
+    return out
+
+
+def restore_lines(restored: Restored, campaign: Campaign, settings: ArchiveSettings) -> Iterator[str]:
+    folder = campaign_folder(settings.folder, campaign.name)
+    if restored.restored:
+        yield f"restored {len(restored.restored)} done run(s) from the run archive ({folder}): not simulated again"
+    if restored.stale:
+        yield (f"note: {len(restored.stale)} archived run(s) ran on another machine file, kernel build, disk image or gem5 "
+               f"extra than today's: left in the archive (`campaign restore --include-stale` takes them anyway):")  # fmt: skip
+        yield from (f"  {run_id}: {', '.join(differs)}" for run_id, differs in restored.stale)
