@@ -315,23 +315,26 @@ def test_mm_ptlock_build_boots_and_faults_from_every_thread(rootfs: Path, tmp_pa
 # Seed 003's load: readers and writers of one mm's mmap_lock from every CPU.
 LOCK_EVENTS_SPEC = "mmapsem:threads=4,iterations=40,forkevery=8"
 # rwsem.c's wakeup events, and the one rwsem-wakeflag.patch adds.
-RWSEM_WAKE_EVENTS = {"rwsem_wake_reader", "rwsem_wake_writer", "rwsem_wake_skipped"}
+RWSEM_WAKE_EVENTS = {"rwsem_wake_reader", "rwsem_wake_writer", "rwsem_wake_skipped", "rwsem_wake_again"}
 
 
-@pytest.mark.parametrize("wakeflag", [0, 1])
-def test_lock_event_counts_build_reports_each_testcases_rwsem_wakeups(rootfs: Path, tmp_path: Path, wakeflag: int) -> None:
+@pytest.mark.parametrize(("wakeflag", "wake_in_lock"), [(0, 0), (1, 0), (1, 1)])
+def test_lock_event_counts_build_reports_each_testcases_rwsem_wakeups(rootfs: Path, tmp_path: Path, wakeflag: int, wake_in_lock: int) -> None:
     """Seed 003's precondition build: /init prints the kernel's lock event
     counters over the testcase; with the waker flag off no wakeup is ever
-    skipped (the counter moves only on the flag's path)."""
+    skipped (the counter moves only on the flag's path). The precondition
+    (wakeups inside wait_lock) runs the same load to its end."""
     kernel_image = kernel_output_dir("smp-lockevents") / "bzImage"
     if not kernel_image.is_file():
         pytest.fail(f"{kernel_image} missing: run ./run.sh setup")
-    args = f"{ROOT_ARGS} lockstudy.rwsem_wakeflag={wakeflag} lockstudy.run={LOCK_EVENTS_SPEC}"
-    result, run = guest(kernel_image, tmp_path, f"lockevents-{wakeflag}", 4, args, disk=image.ext2_path())
+    switches = f"lockstudy.rwsem_wakeflag={wakeflag} lockstudy.rwsem_wake_in_lock={wake_in_lock}"
+    args = f"{ROOT_ARGS} {switches} lockstudy.run={LOCK_EVENTS_SPEC}"
+    result, run = guest(kernel_image, tmp_path, f"lockevents-{wakeflag}-{wake_in_lock}", 4, args, disk=image.ext2_path())
     assert result.ok, f"{result.describe()}; console tail:\n{result.console[-3000:]}"
     run.results()
     assert run.settings is not None and run.settings["rwsem_wakeflag"] == str(wakeflag)
+    assert run.settings["rwsem_wake_in_lock"] == str(wake_in_lock)
     counts = run.lock_event_counts[0]
     assert RWSEM_WAKE_EVENTS <= counts.keys(), sorted(counts)
     if not wakeflag:
-        assert counts["rwsem_wake_skipped"] == 0, counts
+        assert counts["rwsem_wake_skipped"] == 0 and counts["rwsem_wake_again"] == 0, counts

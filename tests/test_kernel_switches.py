@@ -1,11 +1,11 @@
 """The lockref, rwsem and fd-lookup switches: each boots, says it is active,
-a small workload runs under it, a bad value warns; rwsem_wakeflag=1 passes
-locktorture rwsem_lock.
+a small workload runs under it, a bad value warns; rwsem_wakeflag=1, alone
+and with rwsem_wake_in_lock=1, passes locktorture rwsem_lock.
 
 kernel/patches/README-switches.md documents the parameters and messages.
 Time: three short boots of the smp build (a few seconds each under TCG)
 and one locktorture run of the torture build (locktorture.toml's duration
-plus the boot, about 35 s).
+plus the boot, about 35 s, twice).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ BOOT_TIMEOUT_SECONDS = 120
 # lockrefs, seed 004), and fork/exec of busybox (mmap_lock rwsem, seed 003),
 # from 4 processes at once.
 WORKLOAD = """cd /tmp
-for name in lockref rwsem_wakeflag fdlock; do
+for name in lockref rwsem_wakeflag rwsem_wake_in_lock fdlock; do
   echo "LOCKSTUDY-STATUS $name=$(cat /sys/kernel/lockstudy/$name)"
 done
 for i in 1 2 3 4; do
@@ -47,20 +47,24 @@ WORKLOAD_DONE = "LOCKSTUDY-SWITCHES workload=ok bytes=8000"
 # lockstudy switch facility (kernel/locking/lockstudy.c).
 SETTINGS = {
     "on": (
-        "lockstudy.lockref=spinlock lockstudy.rwsem_wakeflag=1 lockstudy.fdlock=rwlock",
-        ["LOCKSTUDY-STATUS lockref=spinlock", "LOCKSTUDY-STATUS rwsem_wakeflag=1", "LOCKSTUDY-STATUS fdlock=rwlock"],
+        "lockstudy.lockref=spinlock lockstudy.rwsem_wakeflag=1 lockstudy.rwsem_wake_in_lock=1 lockstudy.fdlock=rwlock",
+        ["LOCKSTUDY-STATUS lockref=spinlock", "LOCKSTUDY-STATUS rwsem_wakeflag=1", "LOCKSTUDY-STATUS rwsem_wake_in_lock=1",
+         "LOCKSTUDY-STATUS fdlock=rwlock"],
     ),
     "fdlock-spinlock": (
         "lockstudy.lockref=cmpxchg lockstudy.rwsem_wakeflag=0 lockstudy.fdlock=spinlock",
-        ["LOCKSTUDY-STATUS lockref=cmpxchg", "LOCKSTUDY-STATUS rwsem_wakeflag=0", "LOCKSTUDY-STATUS fdlock=spinlock"],
+        ["LOCKSTUDY-STATUS lockref=cmpxchg", "LOCKSTUDY-STATUS rwsem_wakeflag=0", "LOCKSTUDY-STATUS rwsem_wake_in_lock=0",
+         "LOCKSTUDY-STATUS fdlock=spinlock"],
     ),
     "invalid": (
-        "lockstudy.lockref=ticket lockstudy.rwsem_wakeflag=yes lockstudy.fdlock=mutex",
+        "lockstudy.lockref=ticket lockstudy.rwsem_wakeflag=yes lockstudy.rwsem_wake_in_lock=2 lockstudy.fdlock=mutex",
         [
             "lockstudy: invalid value 'ticket' for lockstudy.lockref, using default 'cmpxchg'",
             "LOCKSTUDY-STATUS lockref=cmpxchg (invalid value 'ticket' ignored)",
             "lockstudy: invalid value 'yes' for lockstudy.rwsem_wakeflag (accepted 0..1), using default 0",
             "LOCKSTUDY-STATUS rwsem_wakeflag=0 (invalid value 'yes' ignored)",
+            "lockstudy: invalid value '2' for lockstudy.rwsem_wake_in_lock (accepted 0..1), using default 0",
+            "LOCKSTUDY-STATUS rwsem_wake_in_lock=0 (invalid value '2' ignored)",
             "lockstudy: invalid value 'mutex' for lockstudy.fdlock, using default 'none'",
             "LOCKSTUDY-STATUS fdlock=none (invalid value 'mutex' ignored)",
         ],
@@ -97,10 +101,17 @@ def test_switch_is_active_and_workload_runs(setting: str, tmp_path: Path) -> Non
     assert WORKLOAD_DONE in result.console, result.console[-3000:]
 
 
-def test_rwsem_wakeflag_passes_locktorture(tmp_path: Path) -> None:
+# The waker flag alone (seed 003 as shipped), and with the wakeups inside wait_lock (its precondition).
+RWSEM_SETTINGS = {
+    "wakeflag": "lockstudy.rwsem_wakeflag=1",
+    "wakeflag-wake-in-lock": "lockstudy.rwsem_wakeflag=1 lockstudy.rwsem_wake_in_lock=1",
+}
+
+
+@pytest.mark.parametrize("setting", list(RWSEM_SETTINGS))
+def test_rwsem_switches_pass_locktorture(setting: str, tmp_path: Path) -> None:
     settings = locktorture.load_settings()
-    run = locktorture.run(bzimage_of("torture"), "rwsem_lock", tmp_path, settings,
-                          extra_args="lockstudy.rwsem_wakeflag=1")  # fmt: skip
+    run = locktorture.run(bzimage_of("torture"), "rwsem_lock", tmp_path, settings, extra_args=RWSEM_SETTINGS[setting])
     assert "invalid value" not in run.boot.console
     assert run.passed, f"{run.describe()}\n{run.boot.console[-4000:]}"
     assert run.report.torture_seconds is not None and run.report.torture_seconds >= settings.minimum_torture_seconds
