@@ -1,4 +1,4 @@
-"""File helpers every stage uses: content hashes, atomic JSON, lock probes, memos.
+"""File helpers every stage uses: content hashes, atomic writes, lock probes, memos.
 
 Standard library only: gem5's own Python imports it too (gem5-configs/).
 """
@@ -26,20 +26,24 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_json_atomically(path: Path, data: Any) -> None:
-    """Write JSON so that readers see the old file or the whole new one, even after a crash."""
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    """Write a file so that readers see the old file or the whole new one, even after a crash."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w") as sink:
-            json.dump(data, sink, indent=2, sort_keys=True)
-            sink.write("\n")
+        with os.fdopen(handle, "wb") as sink:
+            sink.write(data)
             sink.flush()
             os.fsync(sink.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """Write JSON so that readers see the old file or the whole new one, even after a crash."""
+    write_bytes_atomically(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
 
 
 def flock_held(lock_file: Path) -> bool:

@@ -98,6 +98,9 @@ def test_a_bad_archive_setting_is_refused_by_name(tmp_path: Path) -> None:
     bad.write_text('[archive]\nfolder = "results/archive"\nxz_preset = 12\n')
     with pytest.raises(ArchiveError, match="xz_preset: must be an integer 0..9, got 12"):
         load_settings(bad)
+    bad.write_text("[archive\n")
+    with pytest.raises(ArchiveError, match=f"{bad}: not valid TOML"):
+        load_settings(bad)
 
 
 def test_a_done_run_is_packed_without_this_machines_paths_host_or_pid(tmp_path: Path, campaign: Campaign) -> None:

@@ -25,7 +25,7 @@ from lockstudy.archive.settings import INDEX, ArchiveError, ArchiveSettings, cam
 from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.staleness import made_with
 from lockstudy.campaign.store import CampaignStore, State
-from lockstudy.files import write_json_atomically
+from lockstudy.files import write_bytes_atomically, write_json_atomically
 
 OUT = "out"
 OUT_FILES = publish.RUN_FILES  # stats.txt, config.json, console.log, result.json
@@ -144,13 +144,6 @@ def needs_packing(entry: dict[str, Any] | None, tar: Path, run_path: Path) -> bo
     return bool(entry.get("traced")) and not entry.get("derived") and trace.is_file() and any(
         trace_cache.cache_file(folder, trace).is_file() for folder in TRACE_READERS
     )
-
-
-def write_bytes_atomically(path: Path, data: bytes) -> None:
-    partial = path.with_name(path.name + ".partial")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial.write_bytes(data)
-    partial.replace(path)
 
 
 def archive_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings) -> Iterator[str]:

@@ -37,7 +37,8 @@ from lockstudy.paths import ROOT, cache_dir
 from lockstudy.publish import TRACE, replace_paths
 
 KEPT_STATES = (State.DONE, State.RUNNING)  # a results folder's own run wins over the archive's
-ALLOWED_MEMBERS = frozenset({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES), f"{OUT}/{TRACE}{DERIVED_SUFFIX}"})
+REQUIRED_MEMBERS = frozenset({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES)})
+ALLOWED_MEMBERS = REQUIRED_MEMBERS | {f"{OUT}/{TRACE}{DERIVED_SUFFIX}"}
 
 
 @dataclass
@@ -61,7 +62,7 @@ def read_members(tar_path: Path, entry: dict[str, Any]) -> dict[str, bytes]:
                 members[member.name] = extracted.read() if extracted else b""
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise ArchiveError(f"{tar_path}: cannot be read ({exc})") from None
-    absent = sorted({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES)} - set(members))
+    absent = sorted(REQUIRED_MEMBERS - set(members))
     if absent:
         raise ArchiveError(f"{tar_path}: lacks {', '.join(absent)}")
     return members

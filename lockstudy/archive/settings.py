@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from lockstudy.files import read_toml
 from lockstudy.paths import DATA, ROOT
 
 SETTINGS_FILE = DATA / "campaign.toml"
@@ -26,8 +26,7 @@ class ArchiveSettings:
 
 
 def load_settings(settings_file: Path = SETTINGS_FILE) -> ArchiveSettings:
-    with open(settings_file, "rb") as handle:
-        table = tomllib.load(handle).get("archive")
+    table = read_toml(settings_file, ArchiveError).get("archive")
     if not isinstance(table, dict):
         raise ArchiveError(f"{settings_file}: has no [archive] table")
     folder, preset = table.get("folder"), table.get("xz_preset")
