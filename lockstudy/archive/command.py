@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from lockstudy.archive.pack import archive_campaign, read_index
 from lockstudy.archive.restore import restore_campaign, restore_lines
@@ -48,11 +49,16 @@ def restore_before_launch(campaign: Campaign, store: CampaignStore, archive_root
         print(line, flush=True)
 
 
+def archived(campaign: Campaign, archive_root: Path | None) -> tuple[Path, dict[str, dict[str, Any]]]:
+    """The campaign's archive folder and its index (ArchiveError: the settings or the index do not read)."""
+    folder = campaign_folder(settings_for(archive_root).folder, campaign.name)
+    return folder, read_index(folder)
+
+
 def archived_count(campaign: Campaign, archive_root: Path | None) -> int:
     """How many of the campaign's runs the archive holds (a dry run's note; unreadable index: 0)."""
     try:
-        settings = settings_for(archive_root)
-        index = read_index(campaign_folder(settings.folder, campaign.name))
+        _folder, index = archived(campaign, archive_root)
     except ArchiveError:
         return 0
     return sum(1 for spec in campaign.runs if spec.run_id in index)
@@ -61,8 +67,7 @@ def archived_count(campaign: Campaign, archive_root: Path | None) -> int:
 def unarchived_lines(campaign: Campaign, store: CampaignStore, archive_root: Path | None) -> list[str]:
     """After a launch: its done runs the archive lacks, and the command that packs them."""
     try:
-        settings = settings_for(archive_root)
-        index = read_index(campaign_folder(settings.folder, campaign.name))
+        folder, index = archived(campaign, archive_root)
     except ArchiveError as exc:
         return [f"note: the run archive: {exc}"]
     done = {s.run_id for s in store.statuses(campaign.runs, campaign.max_attempts) if s.state == State.DONE}
@@ -70,5 +75,5 @@ def unarchived_lines(campaign: Campaign, store: CampaignStore, archive_root: Pat
     if not missing:
         return []
     line = (f"note: {missing} done run(s) are not in the run archive yet: ./run.sh campaign archive {campaign.path} "
-            f"--results {store.path.parent} (then commit {campaign_folder(settings.folder, campaign.name)})")  # fmt: skip
+            f"--results {store.path.parent} (then commit {folder})")  # fmt: skip
     return [line]
