@@ -5,18 +5,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from lockstudy.archive import command as archive_command
 from lockstudy.archive.settings import ArchiveError
-from lockstudy.campaign.progress import study_lines
-from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign import disk_guard
 from lockstudy.campaign.all_backends import BACKENDS
+from lockstudy.campaign.deadline import Deadline, DeadlineError, parse_deadline
 from lockstudy.campaign.executors import make_executor, parallel_slots, slurm_queued
-from lockstudy.campaign.launcher import CampaignBusy, run_campaign
+from lockstudy.campaign.launcher import HELD_BY_DEADLINE, CampaignBusy, run_campaign
 from lockstudy.campaign.loader import Campaign, CampaignError, load_campaign
-from lockstudy.campaign.spec import digest
+from lockstudy.campaign.progress import study_lines
+from lockstudy.campaign.spec import RunSpec, digest
+from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign.store import CampaignStore, State
 from lockstudy.campaign.worker import run_one
 from lockstudy.console import error
@@ -79,6 +82,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "e.g. lockstudy.spinlock=tas for a baseline curve before its variants")
     parser.add_argument("--first-repeats", type=int, metavar="N",
                         help="run only each configuration's first N repeats: a first look at every size before the full statistics")
+    parser.add_argument("--deadline", metavar="WHEN",
+                        help="local gem5 launch: start no run that the cost model predicts to end after WHEN (with the Slurm "
+                        "margin, and its boot when its checkpoint is not built), e.g. before a reserved machine is taken back: "
+                        "2h30m, 95m, 17:50 or 2026-11-26T17:50. Runs held back stay pending for the next launch; "
+                        f"the launch exits {HELD_BY_DEADLINE} when they are all that is left")
     parser.add_argument("--archive", type=Path, metavar="DIR",
                         help="the run archive's folder (default: lockstudy/data/campaign.toml [archive], results/archive)")
     parser.add_argument("--include-stale", action="store_true",
@@ -119,6 +127,17 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         error(str(exc))
         return 2
     backend = args.backend or ("qemu" if args.executor == "qemu" else "gem5")
+    deadline_at = None
+    if args.deadline is not None:
+        if args.executor != "local" or backend != "gem5":
+            error("--deadline: only for a local gem5 launch (the cost model predicts gem5 runs; "
+                  "a Slurm task has its own --time from the model)")  # fmt: skip
+            return 2
+        try:
+            deadline_at = parse_deadline(args.deadline, datetime.now().astimezone())
+        except DeadlineError as exc:
+            error(str(exc))
+            return 2
     if args.dry_run:
         status = print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs)
         archived = archive_command.archived_count(campaign, args.archive)
@@ -143,9 +162,15 @@ def run_campaign_command(args: argparse.Namespace) -> int:
     if args.executor == "slurm" and backend == "gem5":
         # Each array task's --time and --mem from the cost model, with its margin.
         resources = slurm_resources(fitted_model().cost(campaign.runs, done_in(campaign, store)))
-    executor = make_executor(args.executor, slots, not args.no_wait, args.partition, resources)
+    deadline = None
+    if deadline_at is not None:
+        fitted = fitted_model()
+        deadline = Deadline(deadline_at, fitted.cost(campaign.runs, done_in(campaign, store)), fitted.settings.margin,
+                            done_in_now(campaign, store))  # fmt: skip
+        print(deadline.describe(), flush=True)
+    executor = make_executor(args.executor, slots, not args.no_wait, args.partition, resources, deadline)
     try:
-        status = run_campaign(campaign, store, executor, backend, slots)
+        status = run_campaign(campaign, store, executor, backend, slots, deadline)
     except (CampaignBusy, RuntimeError) as exc:
         error(str(exc))
         return 1
@@ -189,6 +214,11 @@ def select_first_repeats(campaign: Campaign, count: int | None) -> Campaign:
     if count < 1:
         raise CampaignError(f"--first-repeats {count}: give a count of 1 or more")
     return dataclasses.replace(campaign, runs=[spec for spec in campaign.runs if spec.repeat < count])
+
+
+def done_in_now(campaign: Campaign, store: CampaignStore) -> Callable[[RunSpec], bool]:
+    """A test of whether a run is done in the store at the moment it is asked (a run of this launch)."""
+    return lambda spec: store.run_dir(spec.run_id).status(campaign.max_attempts).state == State.DONE
 
 
 def done_in(campaign: Campaign, store: CampaignStore):  # type: ignore[no-untyped-def]

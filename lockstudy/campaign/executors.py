@@ -54,6 +54,14 @@ def die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+class RunGate(Protocol):
+    """Asked before a local worker starts a run, and told when it ends (campaign/deadline.py)."""
+
+    def admits(self, spec: RunSpec) -> bool: ...
+
+    def finished(self, spec: RunSpec) -> None: ...
+
+
 @dataclass
 class LocalExecutor:
     """A pool of workers on this machine. A worker gets SIGTERM if the launcher dies."""
@@ -61,14 +69,24 @@ class LocalExecutor:
     slots: int
     name: str = "local"
     wait: bool = True
+    gate: RunGate | None = None  # a run it does not admit is left pending
 
     def queued(self, store: CampaignStore) -> frozenset[str]:
         return frozenset()
 
     def execute(self, store: CampaignStore, specs: list[RunSpec], backend: str, report: Callable[[], None]) -> None:
-        def one(spec: RunSpec) -> float:
+        def one(spec: RunSpec) -> bool:
+            if self.gate and not self.gate.admits(spec):
+                return False
+            try:
+                run_worker(spec)
+            finally:
+                if self.gate:
+                    self.gate.finished(spec)
+            return True
+
+        def run_worker(spec: RunSpec) -> None:
             run = store.run_dir(spec.run_id)
-            started = time.monotonic()
             with open(run.path / "worker.log", "ab") as log:
                 subprocess.run(
                     worker_argv(store, spec.run_id, backend),
@@ -78,13 +96,12 @@ class LocalExecutor:
                     start_new_session=True,
                     preexec_fn=die_with_parent,
                 )
-            return time.monotonic() - started
 
         with ThreadPoolExecutor(max_workers=self.slots) as pool:
             futures = [pool.submit(one, spec) for spec in specs]
             for future in as_completed(futures):
-                future.result()
-                report()
+                if future.result():
+                    report()
 
 
 class SlurmError(RuntimeError):
@@ -202,11 +219,12 @@ def slurm_queued(store: CampaignStore) -> frozenset[str]:
 
 
 def make_executor(
-    name: str, slots: int, wait: bool, partition: str | None, resources_of: Callable[[RunSpec], Resources] | None = None
-) -> Executor:
+    name: str, slots: int, wait: bool, partition: str | None, resources_of: Callable[[RunSpec], Resources] | None = None,
+    gate: RunGate | None = None,
+) -> Executor:  # fmt: skip
     if name == "slurm":
         return SlurmExecutor(wait=wait, partition=partition, resources_of=resources_of or campaign_resources)
-    return LocalExecutor(slots=slots)
+    return LocalExecutor(slots=slots, gate=gate)
 
 
 def parallel_slots(specs: list[RunSpec], jobs: int | None) -> int:

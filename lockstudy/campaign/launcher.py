@@ -11,12 +11,13 @@ import fcntl
 import os
 from collections import Counter
 
-from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign.all_backends import BACKENDS
+from lockstudy.campaign.deadline import Deadline
 from lockstudy.campaign.executors import Executor
 from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.progress import Progress
 from lockstudy.campaign.spec import RunSpec, digest
+from lockstudy.campaign.staleness import stale_lines, stale_runs
 from lockstudy.campaign.store import RETRYABLE, RETRYABLE_IN_LAUNCH, CampaignStore, RunStatus, State
 
 
@@ -67,7 +68,14 @@ def runs_to_do(specs: list[RunSpec], statuses: list[RunStatus], round_number: in
     return [spec for spec, status in zip(specs, statuses) if status.state in redo]
 
 
-def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int) -> int:
+# A launch that ran every run it could before its deadline, and failed none (campaign/deadline.py).
+HELD_BY_DEADLINE = 3
+
+
+def run_campaign(
+    campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int, deadline: Deadline | None = None
+) -> int:
+    """Run the campaign's runs not done; 0 when all are done, HELD_BY_DEADLINE when only the deadline's are left, else 1."""
     BACKENDS[backend]().preflight(campaign.runs)
     lock = hold_launcher_lock(store)
     try:
@@ -90,7 +98,10 @@ def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, b
             todo = spread_checkpoints(runs_to_do(campaign.runs, current(), round_number), parallel)
             if not todo:
                 break
+            started = deadline.started if deadline else 0
             executor.execute(store, todo, backend, report)
+            if deadline and deadline.started == started:
+                break  # nothing left fits before the deadline
             if not executor.wait:
                 # Handed over (Slurm --no-wait): `campaign status` follows the runs.
                 store.write_index(campaign.runs, campaign.max_attempts, executor.queued(store))
@@ -103,9 +114,15 @@ def run_campaign(campaign: Campaign, store: CampaignStore, executor: Executor, b
     counts = Counter(s.state for s in statuses)
     print(progress.line(statuses))
     print(f"results index: {index}")
+    held = deadline.held if deadline else {}
     for status in statuses:
         if status.state != State.DONE:
-            print(f"  {status.run_id} {status.state.value}: {status.reason}")
-    return 0 if counts[State.DONE] == len(statuses) else 1
+            print(f"  {status.run_id} {status.state.value}: {held.get(status.run_id, status.reason)}")
+    for line in deadline.summary() if deadline else []:
+        print(line)
+    if counts[State.DONE] == len(statuses):
+        return 0
+    only_held = all(s.state == State.DONE or (s.state == State.PENDING and s.run_id in held) for s in statuses)
+    return HELD_BY_DEADLINE if only_held else 1
 
 

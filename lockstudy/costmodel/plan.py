@@ -166,15 +166,21 @@ def cpus_of(spec: RunSpec) -> int:
     return int(machine_module().find_machine(spec.machine).instance(spec.size).num_cpus)
 
 
+def requested_minutes(run_seconds: Prediction, boot_seconds: Prediction, limit_minutes: int, margin: SlurmMargin) -> tuple[int, bool]:
+    """The time to ask for a boot and a run: (minutes, whether from the model).
+
+    The predicted host time with the margin when the model predicts both;
+    the campaign's time limit when it cannot."""
+    if isinstance(run_seconds, Estimate) and isinstance(boot_seconds, Estimate):
+        seconds = run_seconds.value + boot_seconds.value
+        return math.ceil(seconds / SECONDS_PER_MINUTE * margin.time_factor + margin.time_add_minutes), True
+    return limit_minutes, False
+
+
 def slurm_request(run_seconds: Prediction, boot_seconds: Prediction, run_peak: Prediction, boot_peak: Prediction,
                   limits: Resources, margin: SlurmMargin) -> SlurmRequest:  # fmt: skip
     """Model-derived time and memory with the margin; the campaign's limit for what the model cannot predict."""
-    time_known = isinstance(run_seconds, Estimate) and isinstance(boot_seconds, Estimate)
-    if time_known:
-        seconds = run_seconds.value + boot_seconds.value  # type: ignore[union-attr]
-        minutes = math.ceil(seconds / SECONDS_PER_MINUTE * margin.time_factor + margin.time_add_minutes)
-    else:
-        minutes = limits.time_minutes
+    minutes, time_known = requested_minutes(run_seconds, boot_seconds, limits.time_minutes, margin)
     memory_known = isinstance(run_peak, Estimate) and isinstance(boot_peak, Estimate)
     if memory_known:
         peak = max(run_peak.value, boot_peak.value)  # type: ignore[union-attr]
