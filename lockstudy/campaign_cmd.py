@@ -140,6 +140,11 @@ def run_campaign_command(args: argparse.Namespace) -> int:
             return 2
     if args.dry_run:
         status = print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs)
+        if deadline_at is not None:
+            fitted = fitted_model()
+            cost = fitted.cost(campaign.runs, done_in(campaign, store))
+            gate = Deadline(deadline_at, cost, fitted.settings.margin, done_in(campaign, store))
+            print("\n" + "\n".join(gate.plan_lines(cost, parallel_slots(campaign.runs, args.jobs))))
         archived = archive_command.archived_count(campaign, args.archive)
         if archived and backend == "gem5" and not args.no_restore:
             print(f"\nnote: the run archive holds {archived} of these runs: a launch restores those not done here "

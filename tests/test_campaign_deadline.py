@@ -154,6 +154,17 @@ def test_a_run_the_model_cannot_predict_needs_its_campaign_time_limit(campaign: 
     assert Gate([first], minutes_left=limit, run_s=NoPrediction("no rows")).make().admits(first)
 
 
+def test_a_dry_run_names_the_runs_no_launch_before_the_deadline_can_start(campaign: Campaign) -> None:
+    first, second = two_runs_of_one_checkpoint(campaign)
+    deadline = Gate([first, second], minutes_left=ALONE_MIN - 1, paid=True).make()
+    lines = deadline.plan_lines(cost_of([first, second], Estimate(RUN_S, "test"), Estimate(BOOT_S, "test"), paid=True), workers=2)
+    assert lines[1] == (f"  2 of the 2 run(s) left need more than that even with their checkpoint built, so no launch before "
+                        f"the deadline starts them (studies: {first.study})")  # fmt: skip
+    fits = Gate([first, second], minutes_left=60, paid=True).make()
+    lines = fits.plan_lines(cost_of([first, second], Estimate(RUN_S, "test"), Estimate(BOOT_S, "test"), paid=True), workers=2)
+    assert lines[1:] == ["  the runs left are predicted at 0.33 host hours (boots and margin aside), against 2 worker(s) x 1.00 h before the deadline"]
+
+
 class NullBackend:
     name = "null"
 

@@ -151,3 +151,20 @@ class Deadline:
         if not self.held:
             return []
         return [f"{len(self.held)} run(s) held back by the deadline ({self.at:%H:%M}); they are pending, and the next launch starts them"]
+
+    def plan_lines(self, cost: CampaignCost, workers: int) -> list[str]:
+        """For a dry run: the runs left that cannot start before the deadline, and what the others ask of the time."""
+        left = self.at.timestamp() - self.clock()
+        todo = cost.to_do()
+        never = [run for run in todo if self.needs[run.spec.run_id].without_boot_s > left]
+        rest_s = sum(run.host_seconds.value for run in todo if run not in never and isinstance(run.host_seconds, Estimate))
+        lines = [self.describe()]
+        if never:
+            studies = sorted({run.spec.study for run in never})
+            lines.append(f"  {len(never)} of the {len(todo)} run(s) left need more than that even with their checkpoint built, "
+                         f"so no launch before the deadline starts them (studies: {', '.join(studies)})")  # fmt: skip
+        which = "the other runs" if never else "the runs left"
+        lines.append(f"  {which} are predicted at {rest_s / 3600:.2f} host hours (boots and margin aside), against "
+                     f"{workers} worker(s) x {left / 3600:.2f} h before the deadline")  # fmt: skip
+        return lines
+
