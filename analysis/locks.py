@@ -305,7 +305,7 @@ def classic_lock_rows(run_id: str, locks: list[TracedLock], line_bytes: int, pro
     return rows
 
 
-def classic_summary(results: Results, processes: int | None = None) -> list[dict[str, Any]]:
+def classic_summary(results: Results, processes: int | None = None, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """The lock rows of every traced classic-caches run with a registry, from its (cached) hot-line profile."""
     from analysis.hotlines.table import hotline_job  # the hot-line tables name lines with this module's locks
     from analysis.hotlines.traces import HotlineJob, profile_all
@@ -323,13 +323,18 @@ def classic_summary(results: Results, processes: int | None = None) -> list[dict
     for job in jobs:
         run = results.runs[job.key]
         if job.key not in profiles:
-            continue  # restored without its trace and its kept profile is stale (trace_cache.cached_or_read said so)
+            if notes is not None:
+                notes.append(trace_cache.left_out_note(job.key, "profiled"))
+            continue
         rows += classic_lock_rows(job.key, run_locks(run), job.line_bytes, profiles[job.key], run.info.result)
     return rows
 
 
-def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The event and summary tables of every traced run (traces read by `processes` at once)."""
+def lock_tables(results: Results, processes: int | None = None, notes: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The event and summary tables of every traced run (traces read by `processes` at once).
+
+    A run restored from the run archive whose kept attribution or profile is stale is
+    left out, with a line in `notes` (when given) that says so."""
     jobs = [job for job in (trace_job(results.runs[run_id]) for run_id in sorted(results.runs)) if job is not None]
     attributions = attribute_all(jobs, processes)
     events: list[dict[str, Any]] = []
@@ -337,11 +342,13 @@ def lock_tables(results: Results, processes: int | None = None) -> tuple[pd.Data
     for job in jobs:
         run = results.runs[job.key]
         if job.key not in attributions:
-            continue  # restored without its trace and its kept attribution is stale (trace_cache.cached_or_read said so)
+            if notes is not None:
+                notes.append(trace_cache.left_out_note(job.key, "attributed"))
+            continue
         more_events, more_summary = run_lock_tables(job, attributions[job.key], run.info.result, run.machine)
         events += more_events
         summary += more_summary
-    summary += classic_summary(results, processes)
+    summary += classic_summary(results, processes, notes)
     return pd.DataFrame(events), pd.DataFrame(summary)
 
 

@@ -217,7 +217,9 @@ def numa_section(table: pd.DataFrame, out: Path) -> Section:
 
 def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Section, pd.DataFrame]:
     section = Section("Per-lock traffic (ROI traces)")
-    _events, summary = lock_tables(results)
+    left_out: list[str] = []
+    _events, summary = lock_tables(results, notes=left_out)
+    section.paragraphs += [f"Left out: {note}." for note in left_out]
     if summary.empty:
         section.paragraphs.append("No run of these results was traced (`trace = \"protocol\"`): no per-lock attribution.")
         return section, summary

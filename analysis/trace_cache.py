@@ -147,6 +147,12 @@ def read_all(read: Callable[[Job], Result], jobs: list[Job], trace_of: Callable[
     return [result for result in out if result is not None]
 
 
+def left_out_note(key: str, what: str) -> str:
+    """Why a run restored without its trace is missing from a table: its kept result is stale (cached_or_read)."""
+    return (f"run {key}: its trace is not on this machine (restored from the run archive), and what was {what} from it "
+            f"there was made by other code than today's: left out; rerun the run to read it again")  # fmt: skip
+
+
 def cached_or_read(
     jobs: list[Job],
     key_of: Callable[[Job], str],
@@ -166,8 +172,6 @@ def cached_or_read(
         elif trace_of(job).is_file():
             to_read.append(job)
         else:
-            print(f"warning: run {key_of(job)}: its trace is not on this machine (restored from the run archive), and "
-                  f"{derived_file(trace_of(job)).name} holds nothing {what} by today's code: left out; rerun the run to "
-                  f"read it again", file=sys.stderr, flush=True)  # fmt: skip
+            print(f"warning: {left_out_note(key_of(job), what)} ({derived_file(trace_of(job)).name})", file=sys.stderr, flush=True)
     out.update(zip((key_of(job) for job in to_read), read_all(read, to_read, trace_of, what, len(out), processes)))
     return out

@@ -274,6 +274,27 @@ def test_a_damaged_trace_ends_the_report_with_its_line(tmp_path: Path, capsys: p
 
 
 
+def test_a_restored_run_whose_kept_results_are_stale_is_named_in_every_table_it_is_missing_from(tmp_path: Path) -> None:
+    from analysis import report, trace_cache
+
+    folder = numa_run_with(tmp_path, KNOWN_TRACE)
+    trace = folder / NUMA_RUN.name / "roi.trace.gz"
+    trace.unlink()  # restored from the run archive: no trace, and what was read from it made by older code
+    stale = {"made_from": {"format": 1, "code_sha256": "older code"}}
+    trace_cache.derived_file(trace).write_text(json.dumps({"readers": {"hotlines": stale, "trace-attribution": stale}}))
+    results, _ = load_results(folder, None)
+    profiled, attributed = trace_cache.left_out_note(NUMA_RUN.name, "profiled"), trace_cache.left_out_note(NUMA_RUN.name, "attributed")
+    tables = hotline_tables(results)
+    assert tables.rows.empty and tables.notes == [profiled]
+    notes: list[str] = []
+    _events, locks = lock_tables(results, notes=notes)
+    assert locks.empty and notes == [attributed]
+    out = tmp_path / "out"
+    assert report.main([str(Path(__file__).resolve().parent.parent / "campaigns" / "machines.toml"), "--results", str(folder), "--out", str(out)]) == 0
+    markdown = (out / "report.md").read_text()
+    assert f"Left out: {attributed}." in markdown.replace("\\_", "_")
+
+
 def test_a_protocol_without_rules_is_a_note_not_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results, _ = load_results(numa_run_with(tmp_path, KNOWN_TRACE), None)
     rules = load_rules()

@@ -159,8 +159,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
     for job in jobs:
         run = results.runs[job.key]
         if job.key not in all_profiles:
-            tables.notes.append(f"run {job.key}: restored from the run archive without its trace, and its archived profile "
-                                f"was made by other code: not profiled")  # fmt: skip
+            tables.notes.append(trace_cache.left_out_note(job.key, "profiled"))
             continue
         registered = registered_locks(run.info.result)
         map_file = system_map_file(run.info.result)
