@@ -120,8 +120,10 @@ def test_a_run_starts_only_if_it_ends_by_the_deadline_with_its_boot(campaign: Ca
     assert not deadline.admits(first)
     assert deadline.held == {first.run_id: f"needs {WITH_BOOT_MIN} min with its boot checkpoint (predicted x 1.5 + 10 min, the Slurm margin); "
                                            f"{WITH_BOOT_MIN - 1} min left before the deadline"}  # fmt: skip
-    assert gate.said == [f"held back by the deadline: {first.run_id} ({first.study}, {first.size} {first.size_unit}): {deadline.held[first.run_id]}"]
-    assert not deadline.admits(first) and len(gate.said) == 1, "a run held again is not announced again"
+    assert gate.said == [f"held back by the deadline: {first.run_id} ({first.study}, {first.size} {first.size_unit}): {deadline.held[first.run_id]}; "
+                         "from now on a run that does not fit is held back without a line of its own (the launch ends with their count)"]  # fmt: skip
+    assert not deadline.admits(first) and not deadline.admits(second) and len(gate.said) == 1, "only the first run held back is said"
+    assert deadline.summary() == [f"2 run(s) held back by the deadline (16:32; {first.study} 2): they are pending, and the next launch starts them"]
     assert Gate([first], minutes_left=WITH_BOOT_MIN).make().admits(first)
 
 
@@ -227,8 +229,10 @@ def test_a_launch_runs_what_fits_and_leaves_the_rest_pending_with_its_own_exit_s
     states = {s.run_id: s.state for s in later.statuses(small.runs, small.max_attempts)}
     assert states == {first.run_id: State.DONE, second.run_id: State.PENDING}
     out = capsys.readouterr().out
-    assert f"{second.run_id} pending: needs {ALONE_MIN} min" in out
-    assert "1 run(s) held back by the deadline" in out and "the next launch starts them" in out
+    assert len(gate.said) == 1 and gate.said[0].startswith(f"held back by the deadline: {second.run_id}")
+    assert f"needs {ALONE_MIN} min (predicted" in gate.said[0]
+    assert f"{second.run_id} pending" not in out, "a run held back is counted, not listed again"
+    assert f"1 run(s) held back by the deadline (16:38; {second.study} 1): they are pending, and the next launch starts them" in out
 
 
 REFUSING_GEM5 = "import sys\nsys.exit('gem5 was started, but the deadline held every run back')\n"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Callable
@@ -110,12 +111,14 @@ class Deadline:
         self.at = at
         self.needs = {run.spec.run_id: need_of(run, margin) for run in cost.runs}
         self.checkpoint_of = {run.spec.run_id: run.checkpoint.key for run in cost.runs}
+        self.study_of = {run.spec.run_id: run.spec.study for run in cost.runs}
         self.built = {c.key for c in cost.checkpoints if c.paid}
         self.is_done = is_done
         self.clock = clock
         self.say = say
         self.held: dict[str, str] = {}
         self.started = 0  # runs admitted so far: a launch's rounds stop when one admits none
+        self.announced = False  # the first run held back is said; the others are counted
         self._lock = threading.Lock()
 
     def describe(self) -> str:
@@ -135,10 +138,12 @@ class Deadline:
                 return True
             boot = "" if booted else " with its boot checkpoint"
             reason = f"needs {minutes_text(needed)}{boot} ({need.how}); {minutes_text(max(0.0, left))} left before the deadline"
-            first_time = spec.run_id not in self.held
+            first = not self.announced
+            self.announced = True
             self.held[spec.run_id] = reason
-        if first_time:
-            self.say(f"held back by the deadline: {spec.run_id} ({spec.study}, {spec.size} {spec.size_unit}): {reason}")
+        if first:
+            self.say(f"held back by the deadline: {spec.run_id} ({spec.study}, {spec.size} {spec.size_unit}): {reason}; "
+                     f"from now on a run that does not fit is held back without a line of its own (the launch ends with their count)")  # fmt: skip
         return False
 
     def finished(self, spec: RunSpec) -> None:
@@ -148,9 +153,13 @@ class Deadline:
                 self.built.add(self.checkpoint_of[spec.run_id])
 
     def summary(self) -> list[str]:
+        """The runs held back at the end of a launch, by study."""
         if not self.held:
             return []
-        return [f"{len(self.held)} run(s) held back by the deadline ({self.at:%H:%M}); they are pending, and the next launch starts them"]
+        studies = Counter(self.study_of[run_id] for run_id in self.held)
+        by_study = ", ".join(f"{study} {count}" for study, count in studies.items())
+        return [f"{len(self.held)} run(s) held back by the deadline ({self.at:%H:%M}; {by_study}): "
+                f"they are pending, and the next launch starts them"]  # fmt: skip
 
     def plan_lines(self, cost: CampaignCost, workers: int) -> list[str]:
         """For a dry run: the runs left that cannot start before the deadline, and what the others ask of the time."""

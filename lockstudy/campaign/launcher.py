@@ -116,8 +116,9 @@ def run_campaign(
     print(f"results index: {index}")
     held = deadline.held if deadline else {}
     for status in statuses:
-        if status.state != State.DONE:
-            print(f"  {status.run_id} {status.state.value}: {held.get(status.run_id, status.reason)}")
+        # a run the deadline held back is counted in its summary, not listed
+        if status.state != State.DONE and not (status.state == State.PENDING and status.run_id in held):
+            print(f"  {status.run_id} {status.state.value}: {status.reason}")
     for line in deadline.summary() if deadline else []:
         print(line)
     if counts[State.DONE] == len(statuses):
