@@ -139,12 +139,8 @@ def run_campaign_command(args: argparse.Namespace) -> int:
             error(str(exc))
             return 2
     if args.dry_run:
-        status = print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs)
-        if deadline_at is not None:
-            fitted = fitted_model()
-            cost = fitted.cost(campaign.runs, done_in(campaign, store))
-            gate = Deadline(deadline_at, cost, fitted.settings.margin, done_in(campaign, store))
-            print("\n" + "\n".join(gate.plan_lines(cost, parallel_slots(campaign.runs, args.jobs))))
+        status = print_dry_run(campaign, len(whole.runs), store, slurm=args.executor == "slurm" and backend == "gem5", jobs=args.jobs,
+                               deadline_at=deadline_at)  # fmt: skip
         archived = archive_command.archived_count(campaign, args.archive)
         if archived and backend == "gem5" and not args.no_restore:
             print(f"\nnote: the run archive holds {archived} of these runs: a launch restores those not done here "
@@ -232,7 +228,8 @@ def done_in(campaign: Campaign, store: CampaignStore):  # type: ignore[no-untype
     return lambda spec: spec.run_id in done
 
 
-def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, slurm: bool = False, jobs: int | None = None) -> int:
+def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, slurm: bool = False, jobs: int | None = None,
+                  deadline_at: datetime | None = None) -> int:  # fmt: skip
     """The runs (of the chosen studies), the boot checkpoints they share, and what they will cost."""
     runs = campaign.runs
     chosen = "" if len(runs) == whole_count else f" of {whole_count} (the chosen studies)"
@@ -261,6 +258,9 @@ def print_dry_run(campaign: Campaign, whole_count: int, store: CampaignStore, sl
     print("\n".join(cost_lines(cost, fitted.settings, fitted.rows, slurm)))
     for line in disk_lines(cost, store, parallel_slots(runs, jobs)):
         print(line)
+    if deadline_at is not None:
+        gate = Deadline(deadline_at, cost, fitted.settings.margin, done_in(campaign, store))
+        print("\n" + "\n".join(gate.plan_lines(cost, parallel_slots(runs, jobs))))
     return 0
 
 
