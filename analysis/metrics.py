@@ -83,6 +83,7 @@ class MetricRule:
     role: str | None = None  # only the vector elements of these controllers' versions
     links: str | None = None  # only stats of these links (LINK_SETS)
     nan_when_absent: bool = False  # not required, and no stat matched: NaN (the CPU model has no such unit), not 0
+    needs: str | None = None  # a flag result.json's provenance must set, else NaN (stats that older runs got wrong)
 
     def takes_bare_total(self) -> bool:
         return self.sub.fullmatch(TOTAL_SUB) is not None
@@ -151,6 +152,7 @@ def load_metric_rules(path: Path = DATA_FILE) -> MetricRules:
                 combine=combine,
                 required=_field(entry, "required", bool, where),
                 nan_when_absent=_field(entry, "nan_when_absent", bool, where) if "nan_when_absent" in entry else False,
+                needs=_field(entry, "needs", str, where) if "needs" in entry else None,
                 description=_field(entry, "description", str, where),
                 source=_field(entry, "source", str, where),
             )
@@ -240,7 +242,8 @@ def roi_metrics(run: RunStats, roi: int, rules: MetricRules | None = None) -> di
     grouped = _by_stat(run, roi)
     where = f"{run.stats_path}: dump {roi}"
     values = {name: math.nan for name in rules.names()}
-    mine = rules.of(run.machine.hierarchy, run.machine.ruby_protocol)
+    provenance = run.info.result.get("provenance", {}) if run.info is not None else {}
+    mine = [rule for rule in rules.of(run.machine.hierarchy, run.machine.ruby_protocol) if rule.needs is None or provenance.get(rule.needs) is True]
     for name in dict.fromkeys(rule.name for rule in mine):
         values[name] = sum(_apply(rule, grouped, where, run.machine) for rule in mine if rule.name == name)
     present = {rule.name for rule in mine}

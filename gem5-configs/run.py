@@ -56,6 +56,7 @@ class RoiControl:
         self.checkpoint_saved = False
         self.ending_event = ""
         self._trace_open = False
+        self._switches: list | None = None  # Ruby's network switches, found at the first ROI
         self.after_roi_deadline: int | None = None  # the tick past which the guest is stuck after its last ROI
 
     def _trace(self, enable: bool) -> None:
@@ -81,10 +82,21 @@ class RoiControl:
         if self.processor.switch_to_roi():
             print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()}")
         m5.stats.reset()
+        self._reset_network_stats()
         self._trace(True)
         self.roi_ticks.append([m5.curTick(), -1])
         self.roi_host_seconds.append([self._host_now(), -1.0])
         return False
+
+    def _reset_network_stats(self) -> None:
+        """Reset what gem5's stats reset leaves running: the SimpleNetwork switches' counters."""
+        import m5.objects
+
+        from components.network_stats import reset_switch_stats, simple_network_switches
+
+        if self._switches is None:
+            self._switches = simple_network_switches(m5.objects.Root.getInstance())
+        reset_switch_stats(self._switches)
 
     def _host_now(self) -> float:
         return round(time.monotonic() - self.started, 3)
@@ -229,6 +241,8 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) ->
         "checkpoint_out": str(plan.checkpoint_out.resolve()) if plan.checkpoint_out else None,
         "trace": plan.trace,
         "perturbation": plan.perturbation,
+        # the SimpleNetwork switches' counters restart with each ROI (components/network_stats.py)
+        "network_stats_per_roi": True,
     }
 
 
