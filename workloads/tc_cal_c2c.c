@@ -19,6 +19,14 @@
  * cache (or, where the protocol does not forward clean lines, the P6
  * bus for one, by memory after the snoop).
  *
+ * Nothing else moves between the CPUs, or to another node, in an
+ * iteration: each word written in the iterations sits on a page that
+ * the CPU writing it touched first (the turn word and the order: the
+ * owner's node; the samples and their count: the reader's), and the
+ * struct both read is not written after set-up. On a NUMA machine an
+ * iteration between two CPUs of one node therefore stays on that node,
+ * which is what a router-crossing count per iteration checks.
+ *
  * For state=clean the lines must not be in any cache when the owner
  * first loads them: the owner's first touch wrote them (the kernel
  * zeroes new pages), so before the first iteration the owner reads
@@ -39,14 +47,20 @@
 #define EVICT_PASSES	2
 #define ORDER_SEED	0x63326320636c6561ULL	/* any fixed value: the same order every run */
 
+/* The reader's own page: written by it alone, in every iteration. */
+struct c2c_samples {
+	size_t count;			/* in the window */
+	uint64_t cycles[];
+};
+
+/* Written in set-up and copy_init only; both copies read it in the iterations. */
 struct c2c_run {
-	unsigned long turn __attribute__((aligned(CAL_ALIGN)));
-	char *lines __attribute__((aligned(CAL_ALIGN)));
-	size_t *slot;			/* iteration -> line of the buffer */
+	unsigned long *turn;		/* the owner's page */
+	char *lines;
+	size_t *slot;			/* iteration -> line of the buffer; the owner's pages */
 	size_t stride;
 	bool dirty;
-	uint64_t *samples;		/* the reader's, in the window */
-	size_t nsamples;
+	struct c2c_samples *samples;	/* the reader's page(s) */
 	uint64_t overhead;
 	double tsc_mhz;
 	int cpu[2], node[2];
@@ -79,9 +93,6 @@ static void c2c_setup(struct run_ctx *run)
 	memset(r, 0, sizeof(*r));
 	r->dirty = !strcmp(state, "dirty");
 	r->stride = GAP_LINES * param_uint(run, "line");
-	r->samples = calloc(run->iterations, sizeof(*r->samples));
-	if (!r->samples)
-		die(errno, "out of memory");
 	r->tsc_mhz = cal_tsc_mhz();
 	shared_run = r;
 	run->priv = r;
@@ -106,9 +117,7 @@ static void shuffle_slots(struct c2c_run *r, size_t n)
 	uint64_t state = ORDER_SEED;
 	size_t i;
 
-	r->slot = malloc(n * sizeof(*r->slot));
-	if (!r->slot)
-		die(errno, "out of memory");
+	r->slot = cal_map(n * sizeof(*r->slot), CAL_NODE_LOCAL);
 	for (i = 0; i < n; i++)
 		r->slot[i] = i;
 	for (i = n - 1; i > 0; i--) {
@@ -124,23 +133,30 @@ static void c2c_copy_init(struct copy_ctx *c)
 	struct c2c_run *r = shared_run;
 	const struct run_ctx *run = c->run;
 	int role = c->index, cpu = (int)param_uint(run, role == OWNER ? "owner" : "reader");
+	unsigned long *turn;
 
 	cal_pin(cpu);
 	c->cpu = cpu;
 	cal_where(&r->cpu[role], &r->node[role]);
 	if (role == READER) {
+		r->samples = cal_map(sizeof(*r->samples) + run->iterations * sizeof(r->samples->cycles[0]),
+				     CAL_NODE_LOCAL);
 		r->overhead = cal_timer_overhead();
+		/* the warm-up follows copy_init at once: wait for the owner's set-up */
+		while (!__atomic_load_n(&r->turn, __ATOMIC_ACQUIRE))
+			;
 		return;
 	}
 	shuffle_slots(r, run->warmup + run->iterations);
 	r->lines = cal_map((run->warmup + run->iterations) * r->stride, CAL_NODE_LOCAL);
 	evict(param_uint(run, "evict_kib") * KIB, param_uint(run, "line"));
-	__atomic_store_n(&r->turn, 0, __ATOMIC_RELEASE);
+	turn = cal_map(sizeof(*turn), CAL_NODE_LOCAL);	/* holds turn 0 */
+	__atomic_store_n(&r->turn, turn, __ATOMIC_RELEASE);	/* publishes all of the above */
 }
 
 static void wait_turn(const struct c2c_run *r, unsigned long turn)
 {
-	while (__atomic_load_n(&r->turn, __ATOMIC_ACQUIRE) != turn)
+	while (__atomic_load_n(r->turn, __ATOMIC_ACQUIRE) != turn)
 		;
 }
 
@@ -159,7 +175,7 @@ static unsigned long long c2c_iteration(struct copy_ctx *c)
 			*line = k + 1;
 		else
 			(void)*line;
-		__atomic_store_n(&r->turn, 2 * k + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(r->turn, 2 * k + 1, __ATOMIC_RELEASE);
 		return 0;
 	}
 	wait_turn(r, 2 * k + 1);
@@ -169,28 +185,30 @@ static unsigned long long c2c_iteration(struct copy_ctx *c)
 	t1 = cal_tsc();
 	if (seen != expected)
 		die(0, "line %lu holds %lu, expected %lu", k, seen, expected);
-	if (c->in_window && r->nsamples < c->run->iterations)
-		r->samples[r->nsamples++] = t1 - t0;
-	__atomic_store_n(&r->turn, 2 * k + 2, __ATOMIC_RELEASE);
+	if (c->in_window && r->samples->count < c->run->iterations)
+		r->samples->cycles[r->samples->count++] = t1 - t0;
+	__atomic_store_n(r->turn, 2 * k + 2, __ATOMIC_RELEASE);
 	return 1;
 }
 
 static void c2c_report(const struct run_ctx *run, struct json *j)
 {
 	struct c2c_run *r = run->priv;
-	double mean = cal_mean(r->samples, r->nsamples);
-	uint64_t median = cal_median(r->samples, r->nsamples);
+	uint64_t *samples = r->samples->cycles;	/* sorted by cal_median: [0] is the least */
+	size_t nsamples = r->samples->count;
+	double mean = cal_mean(samples, nsamples);
+	uint64_t median = cal_median(samples, nsamples);
 	double cycles = median > r->overhead ? (double)(median - r->overhead) : 0;
 
 	json_double(j, "cycles", cycles);
 	json_double(j, "cycles_mean", mean > r->overhead ? mean - r->overhead : 0);
-	json_double(j, "cycles_min", r->nsamples && r->samples[0] > r->overhead ? (double)(r->samples[0] - r->overhead) : 0);
+	json_double(j, "cycles_min", nsamples && samples[0] > r->overhead ? (double)(samples[0] - r->overhead) : 0);
 	json_double(j, "ns", cal_ns(cycles, r->tsc_mhz));
 	json_double(j, "tsc_mhz", r->tsc_mhz);
 	json_uint(j, "timer_overhead_cycles", r->overhead);
 	json_str(j, "state", r->dirty ? "dirty" : "clean");
 	json_uint(j, "dirty", r->dirty);	/* the state as a number: tables keep numeric measures */
-	json_uint(j, "samples", r->nsamples);
+	json_uint(j, "samples", nsamples);
 	json_int(j, "owner_cpu", r->cpu[OWNER]);
 	json_int(j, "owner_node", r->node[OWNER]);
 	json_int(j, "reader_cpu", r->cpu[READER]);
