@@ -125,7 +125,7 @@ def pack_run(run_path: Path, campaign_path: Path, study: str, preset: int) -> Pa
     except publish.PublishError as exc:
         raise ArchiveError(str(exc)) from None
     trace = out / publish.TRACE
-    traced = bool(result.get("provenance", {}).get("trace"))
+    traced = result.get("provenance", {}).get("trace") not in (None, "off")  # run.py writes "off" for an untraced run
     derived: list[str] = []
     if trace.is_file():
         record = derived_record(trace, redigested)
