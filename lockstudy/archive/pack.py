@@ -26,6 +26,7 @@ from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.staleness import made_with
 from lockstudy.campaign.store import CampaignStore, State
 from lockstudy.files import write_bytes_atomically, write_json_atomically
+from lockstudy.validation.runs import TRACE_OFF
 
 OUT = "out"
 OUT_FILES = publish.RUN_FILES  # stats.txt, config.json, console.log, result.json
@@ -125,7 +126,7 @@ def pack_run(run_path: Path, campaign_path: Path, study: str, preset: int) -> Pa
     except publish.PublishError as exc:
         raise ArchiveError(str(exc)) from None
     trace = out / publish.TRACE
-    traced = result.get("provenance", {}).get("trace") not in (None, "off")  # run.py writes "off" for an untraced run
+    traced = result.get("provenance", {}).get("trace") not in (None, TRACE_OFF)
     derived: list[str] = []
     if trace.is_file():
         record = derived_record(trace, redigested)
