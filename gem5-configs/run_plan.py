@@ -184,8 +184,14 @@ class RunPlan:
         return self.run_spec + "\n" + ("memory_map=1\n" if self.memory_map else "")
 
     def check_command_line(self, line: str) -> None:
-        """Refuse a kernel command line gem5's x86 Linux loader cannot hold, naming what is long."""
-        if len(line) <= X86_LINUX_COMMAND_LINE_MAX:
+        """Refuse a kernel command line gem5's x86 Linux loader cannot hold, naming what is long.
+
+        Only a boot passes it to the kernel: the loader writes it into guest
+        memory in its initState(), which a restore from a checkpoint skips,
+        and a restored guest reads its run spec through `m5 readfile`. A
+        restored run's line may therefore be longer (a spec of many items).
+        """
+        if not self.boots or len(line) <= X86_LINUX_COMMAND_LINE_MAX:
             return
         longest = max(line.split(), key=len)
         raise PlanError(

@@ -267,6 +267,21 @@ def test_a_command_line_gem5_cannot_hold_is_refused_with_its_size(artifacts) -> 
         sixteen.check_command_line(line)
 
 
+def test_a_restored_run_may_have_a_spec_longer_than_a_boot_could_pass(artifacts, tmp_path) -> None:
+    """gem5 writes the command line in the loader's initState(), which a restore skips: the guest reads
+    the spec by `m5 readfile`. A spec of many items is refused for a boot and taken for a restore."""
+    many = "+".join([LONG_RUN] * 16)
+    booting = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "4", "--run", many)
+    line = " ".join(booting.kernel_args(X86_BOARD_DEFAULT_ARGS))
+    assert len(line) > run_plan.X86_LINUX_COMMAND_LINE_MAX
+    with pytest.raises(run_plan.PlanError, match=r"altix-numa at 4 nodes: the kernel command line is \d+ bytes"):
+        booting.check_command_line(line)
+    run_plan.write_json_atomically(tmp_path / run_plan.CHECKPOINT_META, booting.checkpoint_meta("k" * 64, "i" * 64))
+    restoring = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "4", "--run", many, "--checkpoint-in", str(tmp_path))
+    restoring.check_command_line(" ".join(restoring.kernel_args(X86_BOARD_DEFAULT_ARGS)))
+    assert restoring.readfile().startswith(many + "\n")
+
+
 def test_kernel_command_line_for_numa(artifacts) -> None:
     plan = plan_for(artifacts, "--machine", "altix-numa", "--nodes", "2", "--boot", "lockstudy.spinlock=hbo", "--run", "kbench:duration_ms=10")
     line = plan.kernel_args(["console=ttyS0", "root={root_value}"])
