@@ -60,6 +60,14 @@ def test_c2c_times_the_readers_load_of_the_owners_line(programs: Path, state: st
     assert result["copy_cpu"] == [1, 0] and result["copy_ops"] == [0, 16]
 
 
+def test_the_parent_runs_on_copy_0s_cpu_so_its_memory_is_on_copy_0s_node(programs: Path) -> None:
+    """Its barriers and the copies' contexts are first touched on copy 0's node; pin=0 leaves it to the scheduler."""
+    pinned = workloads.run_native("cal_contend", ["threads=2", "iterations=8"]).result()
+    assert pinned["parent_cpu"] == pinned["copy_cpu"][0] >= 0
+    unpinned = workloads.run_native("cal_contend", ["threads=2", "iterations=8", "pin=0"]).result()
+    assert unpinned["parent_cpu"] == -1
+
+
 @pytest.mark.parametrize(
     ("program", "args", "message"),
     [

@@ -14,6 +14,13 @@
  * code serves threads and processes. A waiter wakes every
  * FAILURE_POLL_NS to look for a copy that failed, so a failing process
  * copy can never leave the others waiting forever.
+ *
+ * With pin=1 the parent runs on copy 0's CPU from the start, so that
+ * the memory it allocates and first touches (the barriers, the copies'
+ * contexts, the threads' stacks) is on copy 0's NUMA node, and the
+ * wake-ups at the ROI's edges stay there. Left to the scheduler, the
+ * parent lands on whichever CPU is idle: on another node, the ROI then
+ * carries a varying amount of node-crossing traffic that no copy made.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -501,6 +508,7 @@ static void print_result(void)
 	json_uint(&j, "copies", run.copies);
 	json_uint(&j, "online_cpus", sysconf(_SC_NPROCESSORS_ONLN));
 	json_uint_array(&j, "copy_cpu", run.copies, copy_cpu);
+	json_int(&j, "parent_cpu", pin && pin_ncpus ? pin_cpus[0] : -1);
 	json_uint(&j, "warmup", run.warmup);
 	json_str(&j, "window", run.iterations ? "iterations" : "seconds");
 	if (run.iterations)
@@ -535,6 +543,19 @@ static void print_result(void)
 }
 
 /* ---- the run ----------------------------------------------------------- */
+
+/* pin=1: the parent runs where copy 0 will run (see the comment at the top) */
+static void pin_parent(void)
+{
+	cpu_set_t set;
+
+	if (!pin || pin_ncpus == 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(pin_cpus[0], &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die(errno, "cannot pin the parent to CPU %d", pin_cpus[0]);
+}
 
 static void find_cpus(void)
 {
@@ -641,6 +662,7 @@ int main(int argc, char **argv)
 
 	run.tc = tc;
 	find_cpus();
+	pin_parent();
 	bytes = sizeof(*shared) + run.copies * sizeof(struct copy_ctx);
 	shared = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED)
