@@ -173,6 +173,21 @@ def test_a_run_done_or_running_here_is_not_replaced_and_a_failed_one_is(tmp_path
     assert here.run_dir(campaign.runs[1].run_id).status(campaign.max_attempts).state == State.DONE
 
 
+def test_a_run_redone_on_another_image_replaces_the_archived_one(tmp_path: Path, campaign: Campaign) -> None:
+    """The run id names what ran, not the image: a rerun on a new image under the same id is packed again."""
+    store = CampaignStore(campaign.name, tmp_path / "results")
+    spec = campaign.runs[0]
+    out = make_done_run(store, spec)
+    list(archive_campaign(campaign, store, settings(tmp_path)))
+    result = json.loads((out / "result.json").read_text())
+    result["provenance"]["image"] = {"build_info": {"content_hash": "a-newer-image"}}
+    (out / "result.json").write_text(json.dumps(result, indent=1))
+    again = list(archive_campaign(campaign, store, settings(tmp_path)))
+    assert again[0].startswith(f"  packed {spec.run_id}") and "1 in the archive" in again[-1]
+    index = json.loads((settings(tmp_path).folder / campaign.name / "index.json").read_text())
+    assert index["runs"][spec.run_id]["made_with"]["image"] == "a-newer-image"
+
+
 def test_a_stale_archived_run_stays_in_the_archive_unless_asked(tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = campaign.runs[0]
     _there, here = archived_on_a_lost_machine(tmp_path, campaign, [spec])
