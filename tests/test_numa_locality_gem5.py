@@ -12,8 +12,12 @@ out:
 
 - a dirty line passed between the two CPUs of node 0, homed on node 0: 0;
 - the same line read by a CPU of node 1 (1 router): > 0;
-- by a CPU of node 2 (3 routers): 3 times the node-1 figure (every
-  message that crosses crosses all routers of the path);
+- by a CPU of node 2 (3 routers): every message that leaves a node
+  crosses all 3 routers of its path, so the added traversals are 3 times
+  the added messages on the hubs' links up into the router tree (1 time
+  for node 1). How many messages a transfer sends is not compared across
+  distances: the turn word's spinning sends more when the path is longer
+  (13.2 per transfer at 1 router, 16.7 at 3, measured);
 - a chase through node 0's own memory from CPU 0: 0 per miss.
 
 What does not cancel is the periodic tick (CONFIG_HZ_PERIODIC, 250 Hz):
@@ -29,6 +33,7 @@ LOCKSTUDY_SLOW_GEM5=1 (a boot and 16 ROIs: about an hour on one core).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -46,7 +51,13 @@ LOCAL_MEMORY = "local memory"
 ROUTER_MESSAGES = re.compile(r"^board\.cache_hierarchy\.ruby_system\.network\.numalink_routers\d+\.throttle\d+\.msg_count\.\S+\s+(\d+)", re.M)
 STATS_BLOCK = "---------- Begin Simulation Statistics ----------"
 SAME_NODE_BOUND = 0.05  # router traversals per transfer that count as none
-HOPS_RATIO_TOLERANCE = 0.15
+HOPS = {"1 router": 1, "3 routers": 3}
+# Routers per message that leaves a node, against HOPS: the kernel's own
+# crossings (65-188 messages a ROI to nodes 2-3, seen in the same-node
+# ROIs) enter a pair's two ROIs unequally; measured 0.94 and 2.99.
+HOPS_TOLERANCE = 0.10
+NETWORK = "board.cache_hierarchy.ruby_system.network"
+LINK_MESSAGES = re.compile(rf"^{re.escape(NETWORK)}\.(int_links\d+)\.buffers\d+\.m_msg_count\s+(\d+)", re.M)
 
 
 def c2c(reader: int, iterations: int) -> str:
@@ -68,6 +79,23 @@ def router_traversals(outdir: Path) -> list[int]:
     """Messages sent by the router tree's routers, per ROI (one stats block each)."""
     blocks = (outdir / "stats.txt").read_text().split(STATS_BLOCK)[1:]
     return [sum(int(count) for count in ROUTER_MESSAGES.findall(block)) for block in blocks]
+
+
+def leaving_messages(outdir: Path) -> list[int]:
+    """Messages on the links from a node's hub up into the router tree, per ROI (gem5's stats name
+    link i of config.json's int_links as int_links<i>)."""
+    links = json.loads((outdir / "config.json").read_text())["board"]["cache_hierarchy"]["ruby_system"]["network"]["int_links"]
+    up = {f"int_links{i}" for i, link in enumerate(links) if ".hubs" in link["src_node"] and ".numalink_routers" in link["dst_node"]}
+    blocks = (outdir / "stats.txt").read_text().split(STATS_BLOCK)[1:]
+    return [sum(int(count) for name, count in LINK_MESSAGES.findall(block) if name in up) for block in blocks]
+
+
+def routers_per_leaving_message(plan: list[tuple[str, int, str]], traversals: list[int], leaving: list[int]) -> dict[str, float]:
+    """For each remote case: added router traversals over added messages leaving a node, between its first pair's ROIs."""
+    first: dict[tuple[str, int], tuple[int, int]] = {}
+    for (case, units, _), counts in zip(plan, zip(traversals, leaving)):
+        first.setdefault((case, units), counts)
+    return {case: (first[case, MANY][0] - first[case, FEW][0]) / (first[case, MANY][1] - first[case, FEW][1]) for case in HOPS}
 
 
 def per_unit(plan: list[tuple[str, int, str]], traversals: list[int]) -> dict[str, float]:
@@ -113,4 +141,7 @@ def test_node_local_traffic_crosses_no_router(gem5_chi, built, tmp_path: Path) -
     assert abs(crossings["same node"]) <= SAME_NODE_BOUND, crossings
     assert abs(crossings[LOCAL_MEMORY]) <= SAME_NODE_BOUND, crossings
     assert crossings["1 router"] >= 1, crossings
-    assert crossings["3 routers"] == pytest.approx(3 * crossings["1 router"], rel=HOPS_RATIO_TOLERANCE), crossings
+    hops = routers_per_leaving_message(plan, traversals, leaving_messages(outdir))
+    print(f"router traversals per message leaving a node: {hops}")
+    for case, expected in HOPS.items():
+        assert hops[case] == pytest.approx(expected, rel=HOPS_TOLERANCE), hops
