@@ -138,8 +138,9 @@ def pack_run(run_path: Path, campaign_path: Path, study: str, preset: int) -> Pa
 
 
 def needs_packing(entry: dict[str, Any] | None, tar: Path, run_path: Path) -> bool:
-    """Not packed yet, its tar gone, packed from a run of the same id made with another machine file, kernel,
-    image or gem5 extra (this one replaces it), or packed before its trace's readers had kept anything and they have since."""
+    """Not packed yet, its tar gone, packed from a run of the same id made with another machine file, kernel
+    build or image (staleness.made_with; this one replaces it), or packed before its trace's readers had kept
+    anything and they have since."""
     if entry is None or not tar.is_file():
         return True
     if entry.get("made_with") != made_with(json.loads((run_path / OUT / "result.json").read_text())):
