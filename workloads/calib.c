@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/mempolicy.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -127,16 +126,6 @@ void *cal_map(size_t bytes, int node)
 	if (node != CAL_NODE_LOCAL)
 		check_on_node(p, bytes, node);
 	return p;
-}
-
-void cal_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die(errno, "cannot pin to CPU %d", cpu);
 }
 
 void cal_where(int *cpu, int *node)

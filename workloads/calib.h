@@ -60,9 +60,6 @@ void *cal_map(size_t bytes, int node);
 /* The node of the page holding `addr` (get_mempolicy), -1 without NUMA. */
 int cal_page_node(const void *addr);
 
-/* Pin the caller to `cpu` (die() if it cannot run there). */
-void cal_pin(int cpu);
-
 /* The caller's CPU and node (getcpu). */
 void cal_where(int *cpu, int *node);
 

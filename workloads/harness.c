@@ -342,18 +342,26 @@ void copy_barrier(const struct copy_ctx *copy)
 
 /* ---- one copy ---------------------------------------------------------- */
 
-static void pin_copy(struct copy_ctx *c)
+void pin_self(int cpu, const char *who)
 {
 	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die(errno, "%s: cannot pin to CPU %d", who, cpu);
+}
+
+static void pin_copy(struct copy_ctx *c)
+{
+	char who[32];
 
 	c->cpu = -1;
 	if (!pin || pin_ncpus == 0)
 		return;
 	c->cpu = pin_cpus[c->index % pin_ncpus];
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die(errno, "copy %d: cannot pin to CPU %d", c->index, c->cpu);
+	snprintf(who, sizeof(who), "copy %d", c->index);
+	pin_self(c->cpu, who);
 }
 
 #define LOCK_REQUEST_FILE	"/sys/kernel/lockstudy/locks_request"
@@ -547,14 +555,8 @@ static void print_result(void)
 /* pin=1: the parent runs where copy 0 will run (see the comment at the top) */
 static void pin_parent(void)
 {
-	cpu_set_t set;
-
-	if (!pin || pin_ncpus == 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(pin_cpus[0], &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die(errno, "cannot pin the parent to CPU %d", pin_cpus[0]);
+	if (pin && pin_ncpus > 0)
+		pin_self(pin_cpus[0], "the parent");
 }
 
 static void find_cpus(void)

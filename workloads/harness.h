@@ -130,6 +130,9 @@ const char *param_str(const struct run_ctx *run, const char *name);
  */
 void register_locks(const char *request);
 
+/* Pin the calling thread to `cpu`; die() naming `who` if it cannot run there. */
+void pin_self(int cpu, const char *who);
+
 /* Wait for every copy (not the parent) to arrive; iterations mode only. */
 void copy_barrier(const struct copy_ctx *copy);
 

@@ -135,7 +135,7 @@ static void c2c_copy_init(struct copy_ctx *c)
 	int role = c->index, cpu = (int)param_uint(run, role == OWNER ? "owner" : "reader");
 	unsigned long *turn;
 
-	cal_pin(cpu);
+	pin_self(cpu, role == OWNER ? "the owner" : "the reader");
 	c->cpu = cpu;
 	cal_where(&r->cpu[role], &r->node[role]);
 	if (role == READER) {
