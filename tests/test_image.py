@@ -66,9 +66,28 @@ def test_the_memory_map_is_asked_for_on_the_command_line_or_from_readfile() -> N
 
 
 def test_items_and_arguments() -> None:
-    script = 'for i in $(ls_items "$1"); do echo "$(ls_item_name "$i")|$(ls_item_args "$i")|$(ls_arg "$(ls_item_args "$i")" dir .)"; done'
+    script = 'ls_split_run "$1"; for i in $LS_ITEMS; do ls_split_item "$i"; echo "$LS_ITEM_NAME|$LS_ITEM_ARGS|$(ls_arg "$LS_ITEM_ARGS" dir .)"; done'
     out = busybox_sh(script, "pft:threads=4,mb=64+samefile:threads=2,seconds=2,dir=/tmp+dd1b").stdout.splitlines()
     assert out == ["pft|threads=4 mb=64|.", "samefile|threads=2 seconds=2 dir=/tmp|/tmp", "dd1b||."]
+    # the splitting leaves the shell's IFS and globbing as they were
+    after = busybox_sh('ls_split_run "a+b"; ls_split_item "c:x=1,y=2"; echo "$(echo /bin/busyb?x)|$IFS|"').stdout
+    assert after == f"{BUSYBOX}| \t\n|\n"
+
+
+def test_a_repeated_item_is_checked_once(tmp_path: Path) -> None:
+    """/init checks the spec on the simulated CPU, where each `--check` fork
+    costs simulated milliseconds: a spec that repeats an item (a ROI taken
+    twice) checks it once."""
+    log = tmp_path / "checks.log"
+    program = tmp_path / "probe"
+    program.write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    program.chmod(0o755)
+    env = dict(os.environ, LS_BIN=str(tmp_path))
+    script = 'ls_validate_run "$1"; echo "rc=$? err=$LS_ERROR"'
+    spec = "probe:n=1+probe:n=2+probe:n=1+probe:n=2+probe:n=1"
+    result = subprocess.run([str(BUSYBOX), "sh", "-c", f". {SPEC_SH}\n{script}", "sh", spec], capture_output=True, text=True, env=env, timeout=60)
+    assert result.stdout.strip() == "rc=0 err="
+    assert log.read_text().splitlines() == ["n=1 --check", "n=2 --check"]
 
 
 GOOD_SPECS = [

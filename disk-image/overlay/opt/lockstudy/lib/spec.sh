@@ -40,18 +40,23 @@ LS_TOOL_TESTCASES="dd1b dbench"
 LS_DD1B_KEYS="count dir"
 LS_DBENCH_KEYS="clients seconds dir"
 LS_ERROR=
+LS_HARNESS=
 
 ls_fail() {
 	LS_ERROR=$*
 	return 1
 }
 
-ls_harness_testcases() {
+# Sets LS_HARNESS: the harness testcases, space-separated. No subshell here
+# or below: /init runs this on the simulated CPU, where every fork costs
+# milliseconds of simulated time before the first ROI.
+ls_find_harness_testcases() {
 	local path name
+	LS_HARNESS=
 	for path in "$LS_BIN"/*; do
 		name=${path##*/}
 		[ -f "$path" ] && [ -x "$path" ] || continue
-		ls_is_word_in "$name" $LS_TOOLS || echo "$name"
+		ls_is_word_in "$name" $LS_TOOLS || LS_HARNESS="$LS_HARNESS$name "
 	done
 }
 
@@ -123,25 +128,33 @@ ls_parse_readfile() {	# TEXT
 	esac
 }
 
-# The items of a run spec, one per line.
-ls_items() {
-	local IFS=+
+# Sets LS_ITEMS: the items of a run spec, space-separated (an item holds
+# no blank: ls_validate_run refuses one).
+ls_split_run() {	# SPEC
+	local IFS=+ item
+	LS_ITEMS=
 	set -f
 	for item in $1; do
-		echo "$item"
+		LS_ITEMS="$LS_ITEMS${LS_ITEMS:+ }$item"
 	done
 	set +f
 }
 
-ls_item_name() {
-	echo "${1%%:*}"
-}
-
-# The item's KEY=VALUE words, space-separated.
-ls_item_args() {
+# Sets LS_ITEM_NAME (the testcase) and LS_ITEM_ARGS (its KEY=VALUE words,
+# space-separated) from one item.
+ls_split_item() {	# ITEM
+	local IFS=, kv
+	LS_ITEM_NAME=${1%%:*}
+	LS_ITEM_ARGS=
 	case $1 in
-	*:*) echo "${1#*:}" | tr ',' ' ' ;;
+	*:*) ;;
+	*) return 0 ;;
 	esac
+	set -f
+	for kv in ${1#*:}; do
+		LS_ITEM_ARGS="$LS_ITEM_ARGS${LS_ITEM_ARGS:+ }$kv"
+	done
+	set +f
 }
 
 # The value of KEY in an item's arguments, or DEFAULT.
@@ -167,21 +180,22 @@ ls_check_number() {	# ITEM KEY VALUE MIN MAX
 
 # Syntax of one item, then its keys and values.
 ls_validate_item() {
-	local item=$1 name args kv key value keys out harness seen=' '
-	name=$(ls_item_name "$item")
+	local item=$1 name args kv key value keys out seen=' '
+	ls_split_item "$item"
+	name=$LS_ITEM_NAME
+	args=$LS_ITEM_ARGS
 	case $name in
 	'') ls_fail "'$item': no testcase name"; return 1 ;;
 	esac
-	harness=$(ls_harness_testcases | tr '\n' ' ')
-	if ! ls_is_word_in "$name" $harness $LS_TOOL_TESTCASES; then
-		ls_fail "'$item': unknown testcase '$name' (known: $harness$LS_TOOL_TESTCASES)"
+	[ -n "$LS_HARNESS" ] || ls_find_harness_testcases
+	if ! ls_is_word_in "$name" $LS_HARNESS $LS_TOOL_TESTCASES; then
+		ls_fail "'$item': unknown testcase '$name' (known: $LS_HARNESS$LS_TOOL_TESTCASES)"
 		return 1
 	fi
 	case $item in
 	*:) ls_fail "'$item': ':' with no KEY=VALUE after it"; return 1 ;;
 	*:*,|*:,*|*:*,,*) ls_fail "'$item': empty KEY=VALUE"; return 1 ;;
 	esac
-	args=$(ls_item_args "$item")
 	for kv in $args; do
 		case $kv in
 		*=*) ;;
@@ -236,15 +250,22 @@ ls_validate_item() {
 }
 
 # A whole run spec: every item valid, or LS_ERROR names the first bad one.
+# An item given more than once (a repeat) is checked once.
 ls_validate_run() {
-	local spec=$1 item
+	local spec=$1 item checked=' '
 	case $spec in
 	'') return 0 ;;
 	+*|*+|*++*) ls_fail "run spec '$spec': empty item between '+'"; return 1 ;;
 	*[!A-Za-z0-9_./:,=+-]*) ls_fail "run spec '$spec': characters outside [A-Za-z0-9_./:,=+-]"; return 1 ;;
 	esac
-	for item in $(ls_items "$spec"); do
+	ls_find_harness_testcases
+	ls_split_run "$spec"
+	for item in $LS_ITEMS; do
+		case $checked in
+		*" $item "*) continue ;;
+		esac
 		ls_validate_item "$item" || return 1
+		checked="$checked$item "
 	done
 	return 0
 }
