@@ -119,7 +119,7 @@ def bench_gem5(args: argparse.Namespace) -> int:
 TARGETS = {
     "kernel": (bench_kernel, "dispatch cost vs unpatched 6.1 (instructions), lock bench acquisitions/s per variant under QEMU, kernel build time (warm, no-op; --cold)"),
     "image": (bench_image, "image build time (cold, no-op) and QEMU wall time per testcase"),
-    "gem5": (bench_gem5, "host seconds to boot (fast-forward CPU, to a checkpoint), to restore and reach the ROI, and per simulated ms of ROI on the detailed CPU, for piii-smp 8 CPUs and altix-numa 4 nodes (needs GEM5; about an hour)"),
+    "gem5": (bench_gem5, "host seconds to boot (fast-forward CPU, to a checkpoint), to restore and reach the ROI, and per simulated ms of ROI on the detailed CPU, for each machine size of lockstudy/data/bench.toml [gem5] (piii-smp 8 CPUs; altix-numa-interleaved then altix-numa at 1, 2, 4 and 8 nodes, back to back, and their ratio; needs GEM5; about 2-3 host hours, or a chunk with --only)"),
     "analysis": (bench_analysis, "seconds to read 1,000 runs' gem5 stats.txt (goal <= 10 s) and per-lock trace attribution in lines/s (goal >= 1 M/s), on generated inputs of realistic size"),
 }
 
@@ -136,4 +136,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("target", choices=sorted(TARGETS), help="what to measure")
     parser.add_argument("--cold", action="store_true", help="kernel: also time a cold build with an empty ccache (about 20 min on 2 cores)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="MACHINE-SIZE",
+        help="gem5: measure only this machine size (repeatable), e.g. --only altix-numa-interleaved-8 --only altix-numa-8: a chunk that fits a session",
+    )
     parser.set_defaults(func=lambda args: TARGETS[args.target][0](args))

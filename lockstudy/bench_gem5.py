@@ -76,8 +76,33 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
     return figures
 
 
-def bench_gem5(_args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path]) -> int:
+def machine_name(machine: str, size: int) -> str:
+    """How the bench names one machine size: altix-numa-4."""
+    return f"{machine}-{size}"
+
+
+def select_machines(machines: list[list[Any]], only: list[str] | None) -> list[list[Any]]:
+    """bench.toml's machines, in its order, kept to those `--only` names.
+
+    A chunk that fits a session: each [old, new] pair of one size still
+    runs back to back when both are named. ValueError names an unknown one.
+    """
+    if not only:
+        return machines
+    known = [machine_name(machine, size) for machine, size in machines]
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise ValueError(f"--only {', '.join(unknown)}: not a machine of lockstudy/data/bench.toml [gem5] (known: {', '.join(known)})")
+    return [[machine, size] for machine, size in machines if machine_name(machine, size) in only]
+
+
+def bench_gem5(args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path]) -> int:
     config = settings("gem5")
+    try:
+        config["machines"] = select_machines(config["machines"], getattr(args, "only", None))
+    except ValueError as exc:
+        error(str(exc))
+        return 1
     binaries: dict[str, gem5_finder.Gem5Info] = {}
     for machine, _size in config["machines"]:
         try:
@@ -94,11 +119,11 @@ def bench_gem5(_args: argparse.Namespace, settings: Callable[[str], dict[str, An
     # so the two models of one size run back to back on the same host load.
     for machine, size in config["machines"]:
         with tempfile.TemporaryDirectory(prefix="lockstudy-bench-gem5-") as scratch:
-            figures[f"{machine}-{size}"] = measure(binaries[machine], config, machine, size, Path(scratch))
+            figures[machine_name(machine, size)] = measure(binaries[machine], config, machine, size, Path(scratch))
     print(f"\n    {'machine':<28} {'boot (s)':>9} {'restore to ROI (s)':>19} {'host s / sim ms':>16}")
     for machine, size in config["machines"]:
-        row = figures[f"{machine}-{size}"]
-        print(f"    {machine + '-' + str(size):<28} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} {row['host_s_per_simulated_ms']:>16.1f}")
+        row = figures[machine_name(machine, size)]
+        print(f"    {machine_name(machine, size):<28} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} {row['host_s_per_simulated_ms']:>16.1f}")
     comparisons = compare_models(config, figures)
     if comparisons:
         figures["comparisons"] = comparisons
@@ -114,9 +139,9 @@ def compare_models(config: dict[str, Any], figures: dict[str, Any]) -> list[dict
     rows = []
     for old, new in config.get("compare", []):
         for machine, size in config["machines"]:
-            if machine != new or f"{old}-{size}" not in figures:
+            if machine != new or machine_name(old, size) not in figures:
                 continue
-            old_rate = figures[f"{old}-{size}"]["host_s_per_simulated_ms"]
-            new_rate = figures[f"{new}-{size}"]["host_s_per_simulated_ms"]
+            old_rate = figures[machine_name(old, size)]["host_s_per_simulated_ms"]
+            new_rate = figures[machine_name(new, size)]["host_s_per_simulated_ms"]
             rows.append({"old": old, "new": new, "size": size, "ratio": round(new_rate / old_rate, 2)})
     return rows
