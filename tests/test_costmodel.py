@@ -250,6 +250,25 @@ def test_a_group_measured_at_one_size_predicts_that_size_only(settings) -> None:
     assert isinstance(model.boot_seconds("piii-smp", 8), NoPrediction)  # no slope to carry it to another size
 
 
+def test_a_boot_is_predicted_from_its_own_kernel_builds_boots(settings) -> None:  # type: ignore[no-untyped-def]
+    """A new 6.1 build booted piii-smp in 305 s where the builds before it took 90: one boot of the
+    new build scales the machine's slope to it; a build never booted gets the machine's law."""
+    def boot(cpus: int, seconds: float, kernel: str):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(row("boot", cpus, seconds, cpu_model="atomic", run_id=f"{kernel}-{cpus}"), kernel_build_id=kernel)
+
+    rows = [boot(cpus, 90.0 * cpus**0.25, "old") for cpus in (1, 2, 4, 8)] + [boot(1, 300.0, "new")]
+    model = CostModel.fit(rows, settings)
+    new = model.boot_seconds("piii-smp", 4, "new")
+    old = model.boot_seconds("piii-smp", 4, "old")
+    unbuilt = model.boot_seconds("piii-smp", 4, "")
+    # the machine's slope is taken within each build: the new build's level does not bend it
+    assert isinstance(new, Estimate) and new.value == pytest.approx(300.0 * 4**0.25, rel=1e-6) and new.fallback
+    assert "piii-smp/new" in new.rule and "piii-smp's slope scaled to its point(s)" in new.rule
+    assert isinstance(old, Estimate) and old.value == pytest.approx(90.0 * 4**0.25, rel=0.001) and not old.fallback
+    assert isinstance(unbuilt, Estimate) and old.value < unbuilt.value < new.value  # the machine's law, every build's boots
+    assert model.boot_seconds("piii-smp", 4, "never booted").value == pytest.approx(unbuilt.value)  # type: ignore[union-attr]
+
+
 def test_a_runs_host_time_per_simulated_ms_is_its_testcases_where_measured(settings) -> None:  # type: ignore[no-untyped-def]
     """A memory stream makes far more coherence events per simulated ms than a spinning lock bench:
     each testcase's own rate where measured, every testcase's on the machine otherwise."""

@@ -45,7 +45,7 @@ def checkable(row: CostRow) -> bool:
 
 def predict(model: CostModel, row: CostRow) -> Prediction:
     if row.phase == "boot":
-        return model.boot_seconds(row.machine, row.cpus)
+        return model.boot_seconds(row.machine, row.cpus, row.kernel_build_id)
     assert row.roi_simulated_ms is not None
     return model.restored_run_seconds(row.machine, row.cpus, row.cpu_model, row.traced, row.roi_simulated_ms, row.run_spec, row.boot_args)
 

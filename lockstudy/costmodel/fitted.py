@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from lockstudy.campaign import artifacts
 from lockstudy.campaign.spec import Resources, RunSpec
 from lockstudy.costmodel.model import CostModel
 from lockstudy.costmodel.plan import CampaignCost, campaign_cost
@@ -21,7 +22,15 @@ class FittedModel:
     simulated: SimulatedTime
 
     def cost(self, specs: list[RunSpec], is_done: Callable[[RunSpec], bool]) -> CampaignCost:
-        return campaign_cost(specs, self.model, self.simulated, self.settings.margin, is_done)
+        return campaign_cost(specs, self.model, self.simulated, self.settings.margin, is_done, built_kernel_id)
+
+
+def built_kernel_id(build: str) -> str:
+    """The build id of kernel build `build` as built now; "" when it is not built yet."""
+    try:
+        return artifacts.kernel(build, "vmlinux").identity
+    except artifacts.MissingArtifact:
+        return ""
 
 
 def fitted_model(settings: CostSettings | None = None) -> FittedModel:

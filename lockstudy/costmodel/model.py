@@ -35,7 +35,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Hashable
 
-from lockstudy.costmodel.powerlaw import FitError, PowerLaw, fit_power_law, scale_to_points
+from lockstudy.costmodel.powerlaw import FitError, PowerLaw, fit_power_law, fit_power_law_within, scale_to_points
 from lockstudy.costmodel.settings import CostSettings
 from lockstudy.costmodel.table import CostRow
 
@@ -165,10 +165,6 @@ def _phase_neighbours(group: Group) -> list[Group]:
     return [(machine, "boot" if phase == "restore" else "restore")]
 
 
-def _none(_group: Group) -> list[Group]:
-    return []
-
-
 ANY_TESTCASE = "any testcase"  # the outside-ROI group of all a machine's restored runs
 BOOT_GROUP_FIELDS = ("machine", "cpu_model", "trace", "testcase", "boot")  # the finest rate group
 
@@ -223,6 +219,33 @@ def _trace_neighbours(group: Group) -> list[Group]:
     return [(machine, trace, ANY_TESTCASE)]
 
 
+def _boot_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool]) -> dict[Group, list[tuple[float, float]]]:
+    """Host s of a boot, grouped by machine and kernel build, and by machine. A kernel's boot is its
+    own: one 6.1 build booted piii-smp in 3 times the host time of the one before it."""
+    def value(row: CostRow) -> float | None:
+        return row.own_core_seconds
+
+    by_kernel = _points(rows, settings, lambda r: keep(r) and bool(r.kernel_build_id), lambda r: (r.machine, r.kernel_build_id), value)
+    by_machine = _points(rows, settings, keep, lambda r: (r.machine,), value)
+    return {**by_kernel, **by_machine}
+
+
+def _boot_neighbours(group: Group) -> list[Group]:
+    return [(group[0],)] if len(group) == 2 else []
+
+
+def _within_build_slopes(boot: GroupedLaw) -> GroupedLaw:
+    """Each machine's boot slope taken within its kernel builds: a build booted 3 times slower at one
+    size would otherwise bend the slope that its own sparse group borrows."""
+    for group in [g for g in boot.points if len(g) == 1 and len(boot.points[g]) >= boot.min_points]:
+        builds = [pairs for g, pairs in boot.points.items() if len(g) == 2 and g[0] == group[0]]
+        try:
+            boot.laws[group] = fit_power_law_within([([x for x, _ in pairs], [y for _, y in pairs]) for pairs in builds])
+        except FitError:
+            pass
+    return boot
+
+
 @dataclass(frozen=True)
 class CostModel:
     roi_rate: GroupedLaw  # host s per simulated ms of ROI
@@ -243,7 +266,7 @@ class CostModel:
         return CostModel(
             roi_rate=GroupedLaw("host s per simulated ms", _rate_points(rows, settings, restored), _rate_neighbours, least),
             outside_roi=GroupedLaw("host s outside the ROI", _outside_points(rows, settings, restored), _outside_neighbours, least),
-            boot=GroupedLaw("boot host s", _points(rows, settings, booted, lambda r: (r.machine,), lambda r: r.own_core_seconds), _none, least),
+            boot=_within_build_slopes(GroupedLaw("boot host s", _boot_points(rows, settings, booted), _boot_neighbours, least)),
             memory=GroupedLaw(
                 "peak MiB", _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), lambda r: r.peak_rss_mib), _phase_neighbours, least
             ),
@@ -271,8 +294,12 @@ class CostModel:
             extrapolated=rate.extrapolated or outside.extrapolated,
         )
 
-    def boot_seconds(self, machine: str, cpus: int) -> Prediction:
-        return self.boot.estimate((machine,), cpus)
+    def boot_seconds(self, machine: str, cpus: int, kernel_build_id: str = "") -> Prediction:
+        """Host seconds of a boot: its kernel build's where measured (the machine's slope scaled to
+        that build's points when it has too few for a fit of its own), else the machine's."""
+        if not kernel_build_id:
+            return self.boot.estimate((machine,), cpus)
+        return self.boot.first_estimate([(machine, kernel_build_id), (machine,)], cpus)
 
     def peak_memory_mib(self, machine: str, cpus: int, phase: str) -> Prediction:
         return self.memory.estimate((machine, phase), cpus)

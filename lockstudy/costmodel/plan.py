@@ -199,9 +199,16 @@ def trace_prediction(model: CostModel, spec: RunSpec, cpus: int, roi: Prediction
     return model.trace_mib(spec.machine, cpus, spec.trace, roi.value, spec.run)
 
 
+def no_kernel_build_id(_build: str) -> str:
+    return ""
+
+
 def campaign_cost(
-    specs: list[RunSpec], model: CostModel, simulated: SimulatedTime, margin: SlurmMargin, is_done: Callable[[RunSpec], bool]
+    specs: list[RunSpec], model: CostModel, simulated: SimulatedTime, margin: SlurmMargin, is_done: Callable[[RunSpec], bool],
+    kernel_build_id: Callable[[str], str] = no_kernel_build_id,
 ) -> CampaignCost:
+    """Each run's and each boot's predicted cost. `kernel_build_id` names the build a kernel build name
+    has now ("" when it is not built): a boot's cost is its kernel build's where measured."""
     groups: dict[str, list[RunSpec]] = {}
     for spec in specs:
         groups.setdefault(digest(spec.boot_identity()), []).append(spec)
@@ -213,7 +220,7 @@ def campaign_cost(
         checkpoints[key] = CheckpointCost(
             key, first.machine, first.size, first.size_unit, cpus, first.kernel_build, first.boot,
             [s.run_id for s in members],
-            model.boot_seconds(first.machine, cpus),
+            model.boot_seconds(first.machine, cpus, kernel_build_id(first.kernel_build)),
             model.peak_memory_mib(first.machine, cpus, "boot"),
             any(done[s.run_id] for s in members),
         )  # fmt: skip

@@ -50,6 +50,27 @@ def fit_power_law(xs: list[float], ys: list[float]) -> PowerLaw:
     return PowerLaw(math.exp(intercept), slope, len(pairs), min(x for x, _ in pairs), max(x for x, _ in pairs))
 
 
+def fit_power_law_within(groups: list[tuple[list[float], list[float]]]) -> PowerLaw:
+    """One slope for points that fall in groups of their own levels (a kernel build's boots): the
+    least-squares slope of each group's points about their own means, pooled; the coefficient
+    through every point. FitError without a group at two distinct positive x."""
+    logs = [[(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0] for xs, ys in groups]
+    logs = [group for group in logs if group]
+    spread = covariance = 0.0
+    for group in logs:
+        mean_x = sum(u for u, _ in group) / len(group)
+        mean_y = sum(v for _, v in group) / len(group)
+        spread += sum((u - mean_x) ** 2 for u, _ in group)
+        covariance += sum((u - mean_x) * (v - mean_y) for u, v in group)
+    if spread == 0.0:
+        raise FitError("no group has points at two sizes: a slope needs two sizes")
+    slope = covariance / spread
+    every = [pair for group in logs for pair in group]
+    intercept = sum(v - slope * u for u, v in every) / len(every)
+    xs = [math.exp(u) for u, _ in every]
+    return PowerLaw(math.exp(intercept), slope, len(every), min(xs), max(xs))
+
+
 def scale_to_points(law: PowerLaw, xs: list[float], ys: list[float]) -> PowerLaw:
     """`law`'s slope through the given points: its coefficient times their geometric-mean ratio to it."""
     ratios = [math.log(y / law(x)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
