@@ -46,9 +46,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.config_reader import read_config
 from analysis.hotlines.profile import LineTraffic
+from analysis.hotlines.table import hotline_job
 from analysis.hotlines.traces import HotlineJob, profile_job
+from analysis.runs import discover_runs, read_run
 from test_machines_gem5 import built, run_gem5  # noqa: F401 (built is a fixture)
 
 MACHINE = "altix-numa"
@@ -62,7 +63,6 @@ ROUTER_MESSAGES = re.compile(r"^board\.cache_hierarchy\.ruby_system\.network\.nu
 STATS_BLOCK = "---------- Begin Simulation Statistics ----------"
 SAME_NODE_BOUND = 0.05  # router traversals per local miss that count as none
 TRACE = "protocol"  # run.py --trace: the Ruby protocol trace, roi.trace.gz
-TRACE_FILE = "roi.trace.gz"
 HOPS = {"1 router": 1, "3 routers": 3}
 # Routers per message that leaves a node, against HOPS: the kernel's own
 # crossings (65-188 messages a ROI to nodes 2-3, seen in the same-node
@@ -119,18 +119,10 @@ def per_unit(plan: list[tuple[str, int, str]], traversals: list[int]) -> dict[st
     return {case: (least[case, large] - least[case, small]) / (large - small) for case, (small, large) in sizes.items()}
 
 
-def busiest_lines(outdir: Path, result: dict) -> list[LineTraffic]:
-    """Each ROI's line with the most coherence requests, from the run's protocol trace."""
-    machine = result["provenance"]["machine"]
-    job = HotlineJob(
-        key=outdir.name,
-        trace=outdir / TRACE_FILE,
-        config=outdir / "config.json",
-        protocol=str(read_config(outdir / "config.json").ruby_protocol),
-        line_bytes=int(machine["line_bytes"]),
-        roi_starts=tuple(int(begin) for begin, _ in result["roi_ticks"]),
-        cpu_to_node=tuple(int(node) for node in machine["cpu_to_node"]),
-    )
+def busiest_lines(outdir: Path) -> list[LineTraffic]:
+    """Each ROI's line with the most coherence requests, from the run's protocol trace, profiled as the report does."""
+    job = hotline_job(read_run(discover_runs(outdir)[0]))
+    assert isinstance(job, HotlineJob), f"{outdir}: no protocol trace to profile ({job})"
     return [profile.ranked()[0] for profile in profile_job(job)]
 
 
@@ -139,7 +131,7 @@ def test_busiest_lines_reads_a_real_trace_per_roi() -> None:
     lock's, requested from both nodes, so it crosses (test_analysis_hotlines.py counts the same 53
     requests); what the gem5 test reads for each ROI, without gem5."""
     run = Path(__file__).resolve().parent / "fixtures" / "gem5" / "altix-numa-2-kbench"
-    lines = busiest_lines(run, json.loads((run / "result.json").read_text()))
+    lines = busiest_lines(run)
     assert len(lines) == 1
     assert (lines[0].line, lines[0].requests, lines[0].crossings) == (0x1D08100, 53, 97)
 
@@ -176,7 +168,7 @@ def test_node_local_traffic_crosses_no_router(gem5_chi, built, tmp_path: Path) -
     crossings = per_unit(plan, traversals)
     print(f"router traversals per transfer or miss: {crossings}")
     assert abs(crossings[LOCAL_MEMORY]) <= SAME_NODE_BOUND, crossings
-    busiest = busiest_lines(outdir, result)
+    busiest = busiest_lines(outdir)
     for (case, units, _), line in zip(plan, busiest):
         print(f"{case}, {units}: busiest line {line.line:#x}, {line.requests} requests, {line.crossings} crossings")
         if case in READER:
