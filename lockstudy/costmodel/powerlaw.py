@@ -40,22 +40,15 @@ def fit_power_law(xs: list[float], ys: list[float]) -> PowerLaw:
     pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
     if len({x for x, _ in pairs}) < 2:
         raise FitError(f"{len(pairs)} positive point(s) at {len({x for x, _ in pairs})} size(s): a slope needs two sizes")
-    log_x = [math.log(x) for x, _ in pairs]
-    log_y = [math.log(y) for _, y in pairs]
-    mean_x = sum(log_x) / len(log_x)
-    mean_y = sum(log_y) / len(log_y)
-    spread = sum((u - mean_x) ** 2 for u in log_x)
-    slope = sum((u - mean_x) * (v - mean_y) for u, v in zip(log_x, log_y)) / spread
-    intercept = mean_y - slope * mean_x
-    return PowerLaw(math.exp(intercept), slope, len(pairs), min(x for x, _ in pairs), max(x for x, _ in pairs))
+    return fit_power_law_within([(xs, ys)])
 
 
 def fit_power_law_within(groups: list[tuple[list[float], list[float]]]) -> PowerLaw:
     """One slope for points that fall in groups of their own levels (a kernel build's boots): the
     least-squares slope of each group's points about their own means, pooled; the coefficient
     through every point. FitError without a group at two distinct positive x."""
-    logs = [[(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0] for xs, ys in groups]
-    logs = [group for group in logs if group]
+    positive = [[(x, y) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0] for xs, ys in groups]
+    logs = [[(math.log(x), math.log(y)) for x, y in group] for group in positive if group]
     spread = covariance = 0.0
     for group in logs:
         mean_x = sum(u for u, _ in group) / len(group)
@@ -67,8 +60,8 @@ def fit_power_law_within(groups: list[tuple[list[float], list[float]]]) -> Power
     slope = covariance / spread
     every = [pair for group in logs for pair in group]
     intercept = sum(v - slope * u for u, v in every) / len(every)
-    xs = [math.exp(u) for u, _ in every]
-    return PowerLaw(math.exp(intercept), slope, len(every), min(xs), max(xs))
+    sizes = [x for group in positive for x, _ in group]
+    return PowerLaw(math.exp(intercept), slope, len(every), min(sizes), max(sizes))
 
 
 def scale_to_points(law: PowerLaw, xs: list[float], ys: list[float]) -> PowerLaw:
