@@ -99,7 +99,7 @@ def select_machines(machines: list[list[Any]], only: list[str] | None) -> list[l
 def bench_gem5(args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path]) -> int:
     config = settings("gem5")
     try:
-        config["machines"] = select_machines(config["machines"], getattr(args, "only", None))
+        config["machines"] = select_machines(config["machines"], args.only)
     except ValueError as exc:
         error(str(exc))
         return 1
