@@ -12,6 +12,9 @@ totals; each thread ran on the node the layout gives its CPU. HBO and CNA
 are the NUMA-aware variants: their node-local share of hand-offs is printed
 next to the others' (the figures are in kernel/patches/README.md).
 
+Checked for the threads: one kthread per CPU of the list, kept from run to
+run, replaced when the list changes.
+
 Checked for the registry: the bench lock is listed at the bench's own
 lock address, which is the `bench_area` symbol of System.map; a request
 ("mm", "files", "path ...") adds the caller's locks, "clear" removes them,
@@ -43,11 +46,17 @@ BENCH_MS = 400
 HOLD_LOOPS = 200
 THINK_LOOPS = 200
 BOOT_TIMEOUT_SECONDS = 240
+TWO_CPUS = 2
 
 
 def guest_script(variants: list[str]) -> str:
     lines = lock_bench.variant_sweep(variants, CPUS, BENCH_MS, HOLD_LOOPS, THINK_LOOPS)
     lines += [
+        *lock_bench.thread_listing("after-sweep"),
+        f"echo 1 > {lock_bench.BENCH_DIR}/run",
+        *lock_bench.thread_listing("after-another-run"),
+        f"echo 0-{TWO_CPUS - 1} > {lock_bench.BENCH_DIR}/cpus",
+        *lock_bench.thread_listing("two-cpus"),
         *lock_bench.registry_dump("initial"),
         *(lock_bench.registry_request(r) for r in ("mm", "files", "path /init")),
         *lock_bench.registry_dump("requested"),
@@ -87,6 +96,17 @@ def test_bench_counts_add_up_on_two_nodes(guest_console: str, variant: str) -> N
     for key in ("acquisitions", "handoffs_local", "handoffs_remote"):
         assert sum(t[key] for t in bench.threads) == bench.number(key), key
     print(f"{variant}: {handoffs} hand-offs, {100 * bench.local_share():.0f}% node-local, {bench.values['acquisitions_per_sec']} acquisitions/s")
+
+
+def test_bench_threads_outlive_a_run_and_follow_the_cpu_list(guest_console: str) -> None:
+    """Runs reuse the kthreads that writing `cpus` made; a new list replaces them (no thread is made or
+    stopped inside a run, which a study times and profiles whole)."""
+    listings = lock_bench.parse_thread_listings(guest_console)
+    swept, again, two = (listings[label] for label in ("after-sweep", "after-another-run", "two-cpus"))
+    assert sorted(swept.values()) == list(range(CPUS)), swept
+    assert again == swept, "a run made or stopped threads"
+    assert sorted(two.values()) == list(range(TWO_CPUS)), two
+    assert not set(two) & set(swept), "the old threads were kept for a new CPU list"
 
 
 def test_registry_lists_the_bench_lock_at_its_symbol(guest_console: str, smp_bzimage: Path) -> None:

@@ -20,6 +20,9 @@ BENCH_BEGIN = "LOCKBENCH-BEGIN"
 BENCH_END = "LOCKBENCH-END"
 LOCKS_BEGIN = "LOCKREGISTRY-BEGIN"
 LOCKS_END = "LOCKREGISTRY-END"
+THREADS_BEGIN = "LOCKBENCH-THREADS-BEGIN"
+THREADS_END = "LOCKBENCH-THREADS-END"
+THREAD_NAME_PREFIX = "lockstudy_bench/"  # the kthreads' comm: lockstudy_bench/<cpu>
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,25 @@ def registry_dump(label: str) -> list[str]:
 
 def registry_request(request: str) -> str:
     return f"echo {request} > {REQUEST_FILE}"
+
+
+def thread_listing(label: str) -> list[str]:
+    """Shell lines printing `<pid> <comm>` of every bench kthread between markers (busybox sh, no ps needed)."""
+    loop = (f"for d in /proc/[0-9]*; do c=$(cat $d/comm 2>/dev/null); "
+            f'case "$c" in {THREAD_NAME_PREFIX}*) echo "${{d#/proc/}} $c";; esac; done')  # fmt: skip
+    return [f"echo {THREADS_BEGIN} {label}", loop, f"echo {THREADS_END}"]
+
+
+def parse_thread_listings(console: str) -> dict[str, dict[int, int]]:
+    """label -> {pid: cpu} of the bench kthreads that thread_listing() printed."""
+    listings: dict[str, dict[int, int]] = {}
+    for label, lines in sections(console, THREADS_BEGIN, THREADS_END).items():
+        threads: dict[int, int] = {}
+        for line in lines:
+            pid, comm = line.split()
+            threads[int(pid)] = int(comm.removeprefix(THREAD_NAME_PREFIX))
+        listings[label] = threads
+    return listings
 
 
 @dataclass
