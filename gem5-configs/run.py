@@ -152,6 +152,20 @@ def check_trace_flags(plan: run_plan.RunPlan) -> None:
         raise run_plan.PlanError(f"--trace {plan.trace}: this gem5 has no debug flag(s) {missing}; use a gem5.opt build")
 
 
+def check_local_apic_divider() -> None:
+    """The guest is told its local APIC timer's frequency (lapic_timer_hz=): refuse a gem5 whose
+    X86LocalApic is clocked otherwise than run_plan assumes, rather than give the guest a wrong tick."""
+    from m5.objects import X86LocalApic
+
+    divider = int(X86LocalApic._params["clk_domain"].default.clk_divider)
+    if divider != run_plan.LOCAL_APIC_CLOCK_DIVIDER:
+        raise run_plan.PlanError(
+            f"this gem5 ({sys.executable}) clocks the local APIC at the CPU clock / {divider}, not / "
+            f"{run_plan.LOCAL_APIC_CLOCK_DIVIDER} (gem5-configs/run_plan.py LOCAL_APIC_CLOCK_DIVIDER): the guest's "
+            "lapic_timer_hz= would be wrong"
+        )
+
+
 def check_extras(plan: run_plan.RunPlan) -> None:
     """Refuse a machine whose protocol needs one of our extras on a gem5 without it (unless --stock-chi)."""
     protocol = plan.instance.machine.ruby_protocol
@@ -258,6 +272,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
         result["checkpoint"] = run_plan.check_checkpoint(plan, kernel_sha256, image_sha256)
     check_trace_flags(plan)
     check_extras(plan)
+    check_local_apic_divider()
     board, processor = build_board(plan)
     if plan.perturb_ns:
         # The memories draw each access's extra latency from gem5's global

@@ -38,6 +38,15 @@ M5OPS_FOR_FAST_FORWARD = {"atomic": "inst", "kvm": "addr"}
 # commandLineBuff (0x90000) and realModeData (0x90200) and panics at tick 0
 # when it does not fit with its NUL (src/arch/x86/linux/fs_workload.cc:66-79).
 X86_LINUX_COMMAND_LINE_MAX = 0x90200 - 0x90000 - 1
+# gem5 v24 clocks each CPU's local APIC at the CPU's clock divided by 16
+# (src/arch/x86/X86LocalApic.py:77-78, a DerivedClockDomain of the
+# parent's); run.py checks this against the X86LocalApic it builds.
+LOCAL_APIC_CLOCK_DIVIDER = 16
+# Board defaults we leave out. gem5's X86Board passes lpj=7999923 (a 2 GHz
+# delay loop at HZ=250): on our 0.7 and 1 GHz machines every udelay() then
+# busy-waits 2.9 and 2 times too long. Without it, 6.1 takes the delay
+# loop from the TSC's frequency (init/calibrate.c, lpj_fine), at no cost.
+DROPPED_BOARD_ARGS = ("lpj=",)
 CHECKPOINT_META = "lockstudy-checkpoint.json"
 RUN_LIMITS_FILE = Path(__file__).resolve().parent / "run.toml"
 MS_PER_SECOND = 1000
@@ -152,13 +161,20 @@ class RunPlan:
         """True when this run boots the kernel (no checkpoint to restore)."""
         return self.checkpoint_in is None
 
+    @property
+    def local_apic_timer_hz(self) -> int:
+        """The local APIC timer's input clock, given to the guest (kernel/patches/x86-apic-timer-hz.patch)
+        so that its boot does not spend 216 simulated ms measuring it against the PIT."""
+        return self.instance.clock_hz // LOCAL_APIC_CLOCK_DIVIDER
+
     def kernel_args(self, board_defaults: list[str]) -> list[str]:
-        """The kernel command line: the board's defaults, then ours.
+        """The kernel command line: the board's defaults (less DROPPED_BOARD_ARGS), then ours.
 
         Our arguments have braces escaped because the stdlib passes the
         joined line through str.format() to fill {root_value}.
         """
-        ours = [f"init={self.init}", "rw", *self.instance.data["board"]["kernel_args"]]
+        kept = [arg for arg in board_defaults if not arg.startswith(DROPPED_BOARD_ARGS)]
+        ours = [f"init={self.init}", "rw", *self.instance.data["board"]["kernel_args"], f"lapic_timer_hz={self.local_apic_timer_hz}"]
         if self.instance.machine.is_numa:
             ours.append(self.instance.numa_boot_parameter())
         ours.extend(self.boot_args)
@@ -169,7 +185,7 @@ class RunPlan:
             ours.append(f"lockstudy.run={self.run_spec}")
         if self.memory_map and self.checkpoint_out is None:  # a boot checkpoint is shared by untraced runs
             ours.append("lockstudy.memory_map=1")
-        return list(board_defaults) + [arg.replace("{", "{{").replace("}", "}}") for arg in ours]
+        return kept + [arg.replace("{", "{{").replace("}", "}}") for arg in ours]
 
     @property
     def memory_map(self) -> bool:

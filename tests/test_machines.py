@@ -254,7 +254,8 @@ def test_every_numa_size_fits_gem5s_command_line_only_in_the_compact_form(artifa
         assert len(line) <= WELL_UNDER_BYTES, f"{model} at {nodes} nodes: {len(line)} bytes"
         plan.check_command_line(line)
         explicit = line.replace(plan.instance.numa_boot_parameter(), "lockstudy.numa=" + plan.instance.explicit_numa_value())
-        assert (len(explicit) > run_plan.X86_LINUX_COMMAND_LINE_MAX) == (nodes >= 16), f"{model} at {nodes} nodes"
+        if nodes >= 16:  # what the compact form is for; fewer nodes fit explicitly, or nearly
+            assert len(explicit) > run_plan.X86_LINUX_COMMAND_LINE_MAX, f"{model} at {nodes} nodes"
 
 
 def test_a_command_line_gem5_cannot_hold_is_refused_with_its_size(artifacts) -> None:
@@ -313,6 +314,17 @@ def test_only_a_traced_run_asks_the_guest_for_its_memory_map(artifacts, tmp_path
     # a boot checkpoint is shared by untraced runs: never on its command line
     boot = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--trace", "classic", "--checkpoint-out", str(tmp_path / "ck"))
     assert "lockstudy.memory_map=1" not in boot.kernel_args([]) and boot.readfile() is None
+
+
+@pytest.mark.parametrize(("model", "size", "apic_hz"), [("piii-smp", "--cpus", 43_750_000), ("altix-numa", "--nodes", 62_500_000)])
+def test_the_guest_is_told_its_apic_timer_and_not_gem5s_delay_loop(artifacts, model: str, size: str, apic_hz: int) -> None:
+    """700 MHz and 1 GHz over gem5's local APIC divider of 16: what the kernel measures in 216 ms without
+    it (174957 per 4 ms jiffy on piii-smp, against 175000 here); gem5's lpj= (a 2 GHz delay loop) is left out."""
+    plan = plan_for(artifacts, "--machine", model, size, "1")
+    line = plan.kernel_args(X86_BOARD_DEFAULT_ARGS)
+    assert f"lapic_timer_hz={apic_hz}" in line
+    assert not any(arg.startswith("lpj=") for arg in line)
+    assert line[:3] == ["earlyprintk=ttyS0", "console=ttyS0", "root=/dev/sda"]
 
 
 def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
