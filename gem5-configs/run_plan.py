@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -42,11 +43,16 @@ X86_LINUX_COMMAND_LINE_MAX = 0x90200 - 0x90000 - 1
 # (src/arch/x86/X86LocalApic.py:77-78, a DerivedClockDomain of the
 # parent's); run.py checks this against the X86LocalApic it builds.
 LOCAL_APIC_CLOCK_DIVIDER = 16
-# Board defaults we leave out. gem5's X86Board passes lpj=7999923 (a 2 GHz
-# delay loop at HZ=250): on our 0.7 and 1 GHz machines every udelay() then
-# busy-waits 2.9 and 2 times too long. Without it, 6.1 takes the delay
-# loop from the TSC's frequency (init/calibrate.c, lpj_fine), at no cost.
-DROPPED_BOARD_ARGS = ("lpj=",)
+# gem5's X86Board passes lpj=7999923, a 2 GHz delay loop at HZ=250: on our
+# 0.7 and 1 GHz machines every udelay() busy-waits 2.9 and 2 times too long
+# (gem5's TSC counts the CPU's cycles, src/arch/x86/isa.cc:231). run.py
+# gives the machine's clock / HZ instead, HZ from the config beside the
+# kernel. Without any lpj= only the boot CPU takes the loop from the TSC
+# (init/calibrate.c, lpj_fine); every other CPU measures it against
+# jiffies, busy, and an 8-CPU boot spent minutes of host time doing so.
+LPJ_ARG = "lpj="
+KERNEL_CONFIG_NEXT_TO_KERNEL = "config"  # build/kernel/<build>/config (lockstudy/kernel/build.py)
+KERNEL_HZ_OPTION = re.compile(r"^CONFIG_HZ=(\d+)$", re.MULTILINE)
 CHECKPOINT_META = "lockstudy-checkpoint.json"
 RUN_LIMITS_FILE = Path(__file__).resolve().parent / "run.toml"
 MS_PER_SECOND = 1000
@@ -167,13 +173,27 @@ class RunPlan:
         so that its boot does not spend 216 simulated ms measuring it against the PIT."""
         return self.instance.clock_hz // LOCAL_APIC_CLOCK_DIVIDER
 
+    @property
+    def loops_per_jiffy(self) -> int | None:
+        """The machine's clock / the kernel's HZ (None: no config beside the kernel, whose HZ we cannot know)."""
+        config = self.kernel.resolve().parent / KERNEL_CONFIG_NEXT_TO_KERNEL
+        try:
+            found = KERNEL_HZ_OPTION.search(config.read_text())
+        except OSError:
+            return None
+        if found is None:
+            raise PlanError(f"{config}: no CONFIG_HZ line; the kernel's delay loop (lpj=) cannot be computed")
+        return self.instance.clock_hz // int(found.group(1))
+
     def kernel_args(self, board_defaults: list[str]) -> list[str]:
-        """The kernel command line: the board's defaults (less DROPPED_BOARD_ARGS), then ours.
+        """The kernel command line: the board's defaults (lpj= replaced by the machine's, when the kernel's
+        HZ is known), then ours.
 
         Our arguments have braces escaped because the stdlib passes the
         joined line through str.format() to fill {root_value}.
         """
-        kept = [arg for arg in board_defaults if not arg.startswith(DROPPED_BOARD_ARGS)]
+        lpj = self.loops_per_jiffy
+        kept = [f"{LPJ_ARG}{lpj}" if lpj is not None and arg.startswith(LPJ_ARG) else arg for arg in board_defaults]
         ours = [f"init={self.init}", "rw", *self.instance.data["board"]["kernel_args"], f"lapic_timer_hz={self.local_apic_timer_hz}"]
         if self.instance.machine.is_numa:
             ours.append(self.instance.numa_boot_parameter())

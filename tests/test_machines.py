@@ -316,15 +316,24 @@ def test_only_a_traced_run_asks_the_guest_for_its_memory_map(artifacts, tmp_path
     assert "lockstudy.memory_map=1" not in boot.kernel_args([]) and boot.readfile() is None
 
 
-@pytest.mark.parametrize(("model", "size", "apic_hz"), [("piii-smp", "--cpus", 43_750_000), ("altix-numa", "--nodes", 62_500_000)])
-def test_the_guest_is_told_its_apic_timer_and_not_gem5s_delay_loop(artifacts, model: str, size: str, apic_hz: int) -> None:
+@pytest.mark.parametrize(("model", "size", "apic_hz", "lpj"), [("piii-smp", "--cpus", 43_750_000, 2_800_000), ("altix-numa", "--nodes", 62_500_000, 4_000_000)])
+def test_the_guest_is_told_its_apic_timer_and_delay_loop(artifacts, model: str, size: str, apic_hz: int, lpj: int) -> None:
     """700 MHz and 1 GHz over gem5's local APIC divider of 16: what the kernel measures in 216 ms without
-    it (174957 per 4 ms jiffy on piii-smp, against 175000 here); gem5's lpj= (a 2 GHz delay loop) is left out."""
-    plan = plan_for(artifacts, "--machine", model, size, "1")
-    line = plan.kernel_args(X86_BOARD_DEFAULT_ARGS)
+    it (174957 per 4 ms jiffy on piii-smp, against 175000 here); and the clock over the kernel's HZ (its
+    config beside it) in place of gem5's lpj=7999923, a 2 GHz loop."""
+    kernel, _ = artifacts
+    (kernel.parent / "config").write_text("CONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+    line = plan_for(artifacts, "--machine", model, size, "1").kernel_args(X86_BOARD_DEFAULT_ARGS)
     assert f"lapic_timer_hz={apic_hz}" in line
-    assert not any(arg.startswith("lpj=") for arg in line)
-    assert line[:3] == ["earlyprintk=ttyS0", "console=ttyS0", "root=/dev/sda"]
+    assert line[:4] == ["earlyprintk=ttyS0", "console=ttyS0", f"lpj={lpj}", "root=/dev/sda"]
+
+
+def test_a_kernel_without_its_config_keeps_gem5s_delay_loop_and_a_config_without_hz_is_refused(artifacts) -> None:
+    kernel, _ = artifacts
+    assert "lpj=7999923" in plan_for(artifacts, "--machine", "piii-smp", "--cpus", "1").kernel_args(X86_BOARD_DEFAULT_ARGS)
+    (kernel.parent / "config").write_text("CONFIG_HZ_PERIODIC=y\n")
+    with pytest.raises(run_plan.PlanError, match=r"config: no CONFIG_HZ line"):
+        plan_for(artifacts, "--machine", "piii-smp", "--cpus", "1").kernel_args(X86_BOARD_DEFAULT_ARGS)
 
 
 def test_braces_are_escaped_for_the_stdlib_format(artifacts) -> None:
