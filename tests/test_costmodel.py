@@ -18,7 +18,7 @@ from lockstudy.costmodel.plan import slurm_request
 from lockstudy.costmodel.powerlaw import fit_power_law
 from lockstudy.costmodel.settings import MeasuredTable, SlurmMargin, load_settings
 from lockstudy.costmodel.simulated import SimulatedTime
-from lockstudy.costmodel.table import COLUMNS, CostTableError, read_cost_table, write_cost_table
+from lockstudy.costmodel.table import COLUMNS, CostRow, CostTableError, read_cost_table, write_cost_table
 from lockstudy.validation.problems import InputError
 
 SPEC = "kbench:variant=tas,duration_ms=20"
@@ -183,6 +183,30 @@ def test_a_runs_roi_time_is_measured_or_its_window_times_the_measured_overhead(t
     assert isinstance(bare, Estimate) and bare.value == pytest.approx(20.0) and "the bare window" in bare.rule
     unknown = known.roi_ms("piii-smp", 4, "pft:threads=4,mb=4", "timing")
     assert isinstance(unknown, NoPrediction) and "pft:threads=4,mb=4" in unknown.reason
+
+
+def test_a_roi_and_a_windows_overhead_come_from_the_campaigns_kernel_build_where_measured(settings) -> None:  # type: ignore[no-untyped-def]
+    """A kernel change can move a ROI: the bench's threads, once made inside it, took 2.55x its window at 16 cpus."""
+    def kbench(cpus: int, ms: float, build: str, window_ms: int = 8) -> CostRow:
+        measured = row("restore", cpus, 100.0, machine="altix-numa", run_spec=f"kbench:variant=tas,duration_ms={window_ms}",
+                       roi_simulated_ms=ms, run_id=f"{build}-{cpus}-{ms}")  # fmt: skip
+        return dataclasses.replace(measured, kernel_build_id=build)
+
+    known = SimulatedTime.gather([kbench(16, 20.4, "old"), kbench(2, 8.24, "new")], settings)
+    spec = "kbench:variant=cna,duration_ms=10"
+    new = known.roi_ms("altix-numa", 16, spec, "timing", "new")
+    assert isinstance(new, Estimate) and new.value == pytest.approx(10.3)
+    assert "ROI/window measured at 2 cpus with this kernel build" in new.rule
+    # a build with no run of its own, or none named: every build's runs, the nearest size first
+    for build in ("unbuilt", ""):
+        any_build = known.roi_ms("altix-numa", 16, spec, "timing", build)
+        assert isinstance(any_build, Estimate) and any_build.value == pytest.approx(25.5)
+    # the very spec measured, with another build only: those runs
+    same = known.roi_ms("altix-numa", 16, "kbench:variant=tas,duration_ms=8", "timing", "new")
+    assert isinstance(same, Estimate) and same.value == pytest.approx(20.4)
+    known = SimulatedTime.gather([kbench(16, 20.4, "old"), kbench(16, 8.3, "new")], settings)
+    own = known.roi_ms("altix-numa", 16, "kbench:variant=tas,duration_ms=8", "timing", "new")
+    assert isinstance(own, Estimate) and own.value == pytest.approx(8.3) and "of this kernel build" in own.rule
 
 
 def test_a_counted_window_is_scaled_from_the_nearest_measured_run_by_its_work(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]

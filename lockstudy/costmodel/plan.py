@@ -208,7 +208,8 @@ def campaign_cost(
     kernel_build_id: Callable[[str], str] = no_kernel_build_id,
 ) -> CampaignCost:
     """Each run's and each boot's predicted cost. `kernel_build_id` names the build a kernel build name
-    has now ("" when it is not built): a boot's cost is its kernel build's where measured."""
+    has now ("" when it is not built): a boot's cost, a ROI's length and a window's ROI/window ratio are
+    its kernel build's where measured."""
     groups: dict[str, list[RunSpec]] = {}
     for spec in specs:
         groups.setdefault(digest(spec.boot_identity()), []).append(spec)
@@ -228,7 +229,7 @@ def campaign_cost(
     for spec in specs:
         cpus = cpus_of(spec)
         checkpoint = checkpoints[digest(spec.boot_identity())]
-        roi = simulated.roi_ms(spec.machine, cpus, spec.run, spec.cpu_model)
+        roi = simulated.roi_ms(spec.machine, cpus, spec.run, spec.cpu_model, kernel_build_id(spec.kernel_build))
         roi_value = roi.value if isinstance(roi, Estimate) else 0.0
         seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi_value, spec.run, " ".join(spec.boot))
         if isinstance(roi, NoPrediction) and isinstance(seconds, Estimate):

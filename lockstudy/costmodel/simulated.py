@@ -12,6 +12,10 @@ simulated time. In order:
    tear-down: the window times the ROI/window ratio measured for that
    testcase on that machine at the nearest size, or the bare window when
    none was measured;
+
+In 1 and 2, runs of the kernel build the campaign will run are taken when
+there are any: a kernel change can move a ROI (the lock bench's threads,
+once made inside its ROI, took 1.2-7.9 times its window).
 3. work: testcases whose window is a count of work (costmodel.toml
    [simulated_time.work]: pft's area x iterations, ...): a measured ROI of
    the same testcase on that machine and CPU model at the nearest size,
@@ -41,6 +45,7 @@ MEASURED_TABLE_COLUMNS = ("run_id", "machine", "cpus", "run_spec", "roi_cpu", "s
 PROVENANCE_HASH_MARK = " sha256 "
 
 Key = tuple[str, int, str, str]  # machine, cpus, run spec, CPU model
+ANY_BUILD = ""  # a kernel build id not known: runs of every build count
 
 
 def window_items(run_spec: str) -> list[tuple[str, dict[str, str]]]:
@@ -115,6 +120,7 @@ class SimulatedTime:
     settings: CostSettings
     measured: dict[Key, list[float]] = field(default_factory=dict)
     sources: dict[Key, str] = field(default_factory=dict)
+    by_build: dict[str, dict[Key, list[float]]] = field(default_factory=dict)  # kernel build id -> runs.csv's of it
 
     @staticmethod
     def gather(rows: list[CostRow], settings: CostSettings) -> "SimulatedTime":
@@ -122,7 +128,10 @@ class SimulatedTime:
         # Measured rows only: a progress report's ROI times were copied from the tables below.
         for row in rows:
             if row.source == settings.preferred_source and row.phase == "restore" and row.roi_simulated_ms:
-                known.add((row.machine, row.cpus, row.run_spec, row.cpu_model), row.roi_simulated_ms, "runs.csv")
+                key = (row.machine, row.cpus, row.run_spec, row.cpu_model)
+                known.add(key, row.roi_simulated_ms, "runs.csv")
+                if row.kernel_build_id:
+                    known.by_build.setdefault(row.kernel_build_id, {}).setdefault(key, []).append(row.roi_simulated_ms)
         for table in settings.measured_tables:
             for key, ms in read_measured_table(table):
                 known.add(key, ms, table.path.name)
@@ -132,8 +141,11 @@ class SimulatedTime:
         self.measured.setdefault(key, []).append(ms)
         self.sources.setdefault(key, source)
 
-    def roi_ms(self, machine: str, cpus: int, run_spec: str, cpu_model: str) -> Prediction:
+    def roi_ms(self, machine: str, cpus: int, run_spec: str, cpu_model: str, kernel_build_id: str = ANY_BUILD) -> Prediction:
         key = (machine, cpus, run_spec, cpu_model)
+        same_build = self.by_build.get(kernel_build_id, {}).get(key)
+        if same_build:
+            return Estimate(statistics.median(same_build), f"ROI measured: median of {len(same_build)} run(s) of this kernel build (runs.csv)")
         if key in self.measured:
             values = self.measured[key]
             return Estimate(statistics.median(values), f"ROI measured: median of {len(values)} run(s) ({self.sources[key]})")
@@ -142,7 +154,7 @@ class SimulatedTime:
         for testcase, params in window_items(run_spec):
             window = self.window_ms(testcase, params)
             if window is not None:
-                ratio, where = self.overhead_ratio(machine, cpus, testcase)
+                ratio, where = self.overhead_ratio(machine, cpus, testcase, kernel_build_id)
                 total += window * ratio
                 rules.append(f"{testcase} window {window:g} ms x {ratio:.3f} ({where})")
                 continue
@@ -190,10 +202,11 @@ class SimulatedTime:
                 return statistics.median(by_size[nearest]), f"the same spec's ROI measured at {nearest} cpus{on}"
         return None
 
-    def _single_runs(self, machine: str | None, testcase: str, cpu_model: str | None = None) -> Iterator[tuple[int, dict[str, str], list[float]]]:
+    def _single_runs(self, machine: str | None, testcase: str, cpu_model: str | None = None,
+                     measured: dict[Key, list[float]] | None = None) -> Iterator[tuple[int, dict[str, str], list[float]]]:
         """(cpus, run-spec parameters, ROI ms) of the measured runs of `machine` whose spec is `testcase`
-        alone, of `cpu_model` when one is given."""
-        for (key_machine, key_cpus, spec, model), values in self.measured.items():
+        alone, of `cpu_model` when one is given (among `measured`: every measured run by default)."""
+        for (key_machine, key_cpus, spec, model), values in (self.measured if measured is None else measured).items():
             items = window_items(spec)
             if key_machine == machine and len(items) == 1 and items[0][0] == testcase and cpu_model in (None, model):
                 yield key_cpus, items[0][1], values
@@ -207,14 +220,21 @@ class SimulatedTime:
         except ValueError:
             return None
 
-    def overhead_ratio(self, machine: str, cpus: int, testcase: str) -> tuple[float, str]:
-        """ROI over window, measured for this testcase on this machine at the nearest size (1.0 when never measured)."""
-        by_size: dict[int, list[float]] = {}
-        for key_cpus, params, values in self._single_runs(machine, testcase):
-            window = self.window_ms(testcase, params)
-            if window:
-                by_size.setdefault(key_cpus, []).extend(value / window for value in values)
+    def overhead_ratio(self, machine: str, cpus: int, testcase: str, kernel_build_id: str = ANY_BUILD) -> tuple[float, str]:
+        """ROI over window, measured for this testcase on this machine at the nearest size: with this kernel
+        build where it was measured at any size, else with any (1.0 when never measured)."""
+        same_build = self._ratios_by_size(machine, testcase, self.by_build.get(kernel_build_id, {}))
+        by_size = same_build or self._ratios_by_size(machine, testcase, self.measured)
         if not by_size:
             return 1.0, f"no {testcase} ROI measured on {machine}: the bare window"
         nearest = _nearest_size(by_size, cpus)
-        return statistics.median(by_size[nearest]), f"ROI/window measured at {nearest} cpus"
+        which = " with this kernel build" if same_build else ""
+        return statistics.median(by_size[nearest]), f"ROI/window measured at {nearest} cpus{which}"
+
+    def _ratios_by_size(self, machine: str, testcase: str, measured: dict[Key, list[float]]) -> dict[int, list[float]]:
+        by_size: dict[int, list[float]] = {}
+        for key_cpus, params, values in self._single_runs(machine, testcase, measured=measured):
+            window = self.window_ms(testcase, params)
+            if window:
+                by_size.setdefault(key_cpus, []).extend(value / window for value in values)
+        return by_size
