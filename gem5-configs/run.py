@@ -254,6 +254,7 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) ->
         "checkpoint_in": str(plan.checkpoint_in.resolve()) if plan.checkpoint_in else None,
         "checkpoint_out": str(plan.checkpoint_out.resolve()) if plan.checkpoint_out else None,
         "trace": plan.trace,
+        "memory_map": plan.memory_map,  # whether the guest printed its memory map after each testcase
         "perturbation": plan.perturbation,
         # the SimpleNetwork switches' counters restart with each ROI (components/network_stats.py)
         "network_stats_per_roi": True,
