@@ -141,8 +141,12 @@ def test_the_table_averages_repeats_and_flags_what_is_outside_the_band() -> None
     ])  # fmt: skip
     facts = {key: ALTIX for key in "abcd"}
     frame = machine_table(in_units(measured_rows(table, facts), facts, published), "altix-numa", published)
-    assert list(frame.columns) == ["measurement", "size", "measured", "published", "unit", "ratio", "source", "note"]
+    assert list(frame.columns) == ["measurement", "size", "measured", "published", "unit", "ratio", "source", "note", "n", "ci_low", "ci_high"]
     rows = frame.set_index("measurement")
+    # the two runs' mean with its Student-t interval: 130 +- t(0.975, 1) * 14.14 / sqrt(2) = 130 +- 127.06
+    assert rows.loc["memory_local", "n"] == 2
+    assert (rows.loc["memory_local", "ci_low"], rows.loc["memory_local", "ci_high"]) == (pytest.approx(2.94, abs=0.05), pytest.approx(257.06, abs=0.05))
+    assert rows.loc["l1_hit", "n"] == 1 and math.isnan(rows.loc["l1_hit", "ci_low"]) and math.isnan(rows.loc["l1_hit", "ci_high"])
     assert list(frame["measurement"]) == ["l1_hit", "memory_local", "memory_remote_d20"]  # the data file's family order
     assert rows.loc["memory_local", "measured"] == pytest.approx(130.0) and rows.loc["memory_local", "unit"] == "ns"
     assert rows.loc["memory_local", "ratio"] == pytest.approx(130 / 131, abs=1e-3)

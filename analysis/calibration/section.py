@@ -32,7 +32,9 @@ def calibration_section(results: Results, table: pd.DataFrame) -> tuple[Section 
         "each figure with its source). Caches and locked instructions are in core cycles, memory, transfers and the "
         "contended line in ns at the machine's clock, bandwidth in MB/s; `ratio` is measured / published, and a row "
         f"outside ±{published.tolerance:.0%} says so first in its note. Where no figure was found the row says so "
-        "instead of guessing one; where gem5 cannot model a cost the note says which seed verdicts it limits."
+        "instead of guessing one; where gem5 cannot model a cost the note says which seed verdicts it limits. "
+        "`n` counts the runs behind a row; a measurement that moves with the interleaving (the contended line) "
+        "runs perturbed repeats, and `ci_low`-`ci_high` is its mean's 95 % Student-t interval."
     )
     for machine, frame in tables.items():
         section.tables.append(Table(f"{machine}: calibration", frame))

@@ -4,7 +4,9 @@ Columns (results/calibration/<machine>.csv): measurement, size, measured,
 published, unit, ratio (measured / published), source (a key of
 published.toml's [source]; its citation is in the report), note (the
 data file's, led by "outside +-N %" when the ratio is outside the
-tolerance). Repeats of a measurement are averaged.
+tolerance), then n (the runs behind the row) and ci_low, ci_high: the
+mean's 95 % Student-t interval (analysis/statistics), empty for one run.
+Repeats of a measurement are averaged.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import pandas as pd
 from analysis.calibration.measured import calibration_run_ids, facts_of, in_units, measured_rows
 from analysis.calibration.published import PublishedFile, load_published
 from analysis.runs import Results
+from analysis.statistics.intervals import mean_interval
 
-COLUMNS = ["measurement", "size", "measured", "published", "unit", "ratio", "source", "note"]
+COLUMNS = ["measurement", "size", "measured", "published", "unit", "ratio", "source", "note", "n", "ci_low", "ci_high"]
 NO_ROW_NOTE = "published.toml has no row for this measurement: no published figure was looked for."
 DECIMALS = 3
 
@@ -29,20 +32,22 @@ def outside_note(ratio: float, published: PublishedFile) -> str:
 
 
 def machine_table(rows: pd.DataFrame, machine: str, published: PublishedFile) -> pd.DataFrame:
-    """One machine's rows (already in table units), averaged over repeats, joined with the data file."""
+    """One machine's rows (already in table units), averaged over repeats with their interval, joined with the data file."""
     mine = rows[rows["machine"] == machine]
-    means = mine.groupby(["measurement", "family", "size", "size_count", "unit"], as_index=False)["measured"].mean()
+    runs = mine.groupby(["measurement", "family", "size", "size_count", "unit"], as_index=False)["measured"].agg(list)
     order = {family: index for index, family in enumerate(published.units)}
-    means = means.assign(family_order=means["family"].map(order)).sort_values(["family_order", "measurement", "size_count"])
+    runs = runs.assign(family_order=runs["family"].map(order)).sort_values(["family_order", "measurement", "size_count"])
     out = []
-    for _, row in means.iterrows():
+    for _, row in runs.iterrows():
+        interval = mean_interval(row["measured"], what=f"{machine} {row['measurement']} at {row['size']}")
         match = published.lookup(machine, row["measurement"])
         value = match.value if match is not None else math.nan
-        ratio = row["measured"] / value if not math.isnan(value) else math.nan
+        ratio = interval.estimate / value if not math.isnan(value) else math.nan
         note = match.note if match is not None else NO_ROW_NOTE
-        out.append([row["measurement"], row["size"], round(row["measured"], DECIMALS), value, row["unit"],
+        out.append([row["measurement"], row["size"], round(interval.estimate, DECIMALS), value, row["unit"],
                     round(ratio, DECIMALS) if not math.isnan(ratio) else math.nan,
-                    match.source if match is not None else "", outside_note(ratio, published) + note])  # fmt: skip
+                    match.source if match is not None else "", outside_note(ratio, published) + note,
+                    len(row["measured"]), round(interval.low, DECIMALS), round(interval.high, DECIMALS)])  # fmt: skip
     return pd.DataFrame(out, columns=COLUMNS)
 
 
