@@ -18,11 +18,13 @@ import pandas as pd
 from analysis.calibration.measured import calibration_run_ids, facts_of, in_units, measured_rows
 from analysis.calibration.published import PublishedFile, load_published
 from analysis.runs import Results
-from analysis.statistics.intervals import mean_interval
+from analysis.statistics.intervals import NO_INTERVAL, Interval, mean_interval
 
 COLUMNS = ["measurement", "size", "measured", "published", "unit", "ratio", "source", "note", "n", "ci_low", "ci_high"]
 NO_ROW_NOTE = "published.toml has no row for this measurement: no published figure was looked for."
 DECIMALS = 3
+# A row whose runs gave no finite figure (none is expected: measured_rows keeps what a testcase measured).
+NOT_MEASURED = Interval(math.nan, math.nan, math.nan, math.nan, NO_INTERVAL)
 
 
 def outside_note(ratio: float, published: PublishedFile) -> str:
@@ -39,7 +41,8 @@ def machine_table(rows: pd.DataFrame, machine: str, published: PublishedFile) ->
     runs = runs.assign(family_order=runs["family"].map(order)).sort_values(["family_order", "measurement", "size_count"])
     out = []
     for _, row in runs.iterrows():
-        interval = mean_interval(row["measured"], what=f"{machine} {row['measurement']} at {row['size']}")
+        values = [value for value in row["measured"] if math.isfinite(value)]
+        interval = mean_interval(values, what=f"{machine} {row['measurement']} at {row['size']}") if values else NOT_MEASURED
         match = published.lookup(machine, row["measurement"])
         value = match.value if match is not None else math.nan
         ratio = interval.estimate / value if not math.isnan(value) else math.nan
@@ -47,7 +50,7 @@ def machine_table(rows: pd.DataFrame, machine: str, published: PublishedFile) ->
         out.append([row["measurement"], row["size"], round(interval.estimate, DECIMALS), value, row["unit"],
                     round(ratio, DECIMALS) if not math.isnan(ratio) else math.nan,
                     match.source if match is not None else "", outside_note(ratio, published) + note,
-                    len(row["measured"]), round(interval.low, DECIMALS), round(interval.high, DECIMALS)])  # fmt: skip
+                    len(values), round(interval.low, DECIMALS), round(interval.high, DECIMALS)])  # fmt: skip
     return pd.DataFrame(out, columns=COLUMNS)
 
 

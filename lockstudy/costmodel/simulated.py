@@ -12,10 +12,6 @@ simulated time. In order:
    tear-down: the window times the ROI/window ratio measured for that
    testcase on that machine at the nearest size, or the bare window when
    none was measured;
-
-In 1 and 2, runs of the kernel build the campaign will run are taken when
-there are any: a kernel change can move a ROI (the lock bench's threads,
-once made inside its ROI, took 1.2-7.9 times its window).
 3. work: testcases whose window is a count of work (costmodel.toml
    [simulated_time.work]: pft's area x iterations, ...): a measured ROI of
    the same testcase on that machine and CPU model at the nearest size,
@@ -24,6 +20,10 @@ once made inside its ROI, took 1.2-7.9 times its window).
    model at the nearest other size (a calibration chase's work is fixed
    by its spec, and only its latencies change with the size);
 5. otherwise it is not known, and the caller says so.
+
+In 1 and 2, runs of the kernel build the campaign will run are taken when
+there are any: a kernel change can move a ROI (the lock bench's threads,
+once made inside its ROI, took 1.2-7.9 times its window).
 """
 
 from __future__ import annotations
