@@ -55,6 +55,8 @@ class RoiControl:
         self.roi_host_seconds: list[list[float]] = []
         self.checkpoint_saved = False
         self.ending_event = ""
+        # When and why the detailed CPUs took over (None: the run started on them, or never switched).
+        self.switched: dict | None = None
         self._trace_open = False
         self._switches: list | None = None  # Ruby's network switches, found at the first ROI
         self.after_roi_deadline: int | None = None  # the tick past which the guest is stuck after its last ROI
@@ -75,12 +77,23 @@ class RoiControl:
             else:
                 m5.debug.flags[flag].disable()
 
+    def _switch(self, by: str) -> None:
+        import m5
+
+        if self.processor.switch_to_roi():
+            self.switched = {"tick": m5.curTick(), "by": by}
+            print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()} ({by})")
+
+    def switch_cpu(self) -> bool:
+        """The guest's `m5 switchcpu`: a testcase starting (workloads/m5ops.h)."""
+        self._switch("the guest asked")
+        return False
+
     def work_begin(self) -> bool:
         import m5
 
         self.after_roi_deadline = None
-        if self.processor.switch_to_roi():
-            print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()}")
+        self._switch("the ROI began")
         m5.stats.reset()
         self._reset_network_stats()
         self._trace(True)
@@ -206,12 +219,15 @@ def build_board(plan: run_plan.RunPlan):
 
     instance = plan.instance
     data = instance.data
-    if plan.boots:
+    if plan.fast_forwards:
+        # A boot, or a restore that fast-forwards until the testcase asks
+        # for the detailed CPUs: the checkpoint's thread state goes to the
+        # fast-forward CPUs in the `boot` slot, which wrote it.
         boot_type, roi_type = CPU_TYPE_BY_NAME[plan.fast_forward], CPU_TYPE_BY_NAME[plan.roi_cpu]
         if plan.fast_forward == "kvm":
             requires(kvm_required=True)
     else:
-        # Restoring: the detailed CPUs take the `boot` slot and the
+        # --restore-detailed: the detailed CPUs take the `boot` slot and the
         # checkpoint's thread state; there is nothing to switch.
         boot_type, roi_type = CPU_TYPE_BY_NAME[plan.roi_cpu], None
     processor = FastForwardProcessor(boot_type, roi_type, instance.num_cpus, instance.line_bytes)
@@ -250,7 +266,7 @@ def provenance(plan: run_plan.RunPlan, kernel_sha256: str, image_sha256: str) ->
         "boot_args": list(plan.boot_args),
         "run_spec": plan.run_spec,
         "roi_cpu": plan.roi_cpu,
-        "fast_forward": plan.fast_forward if plan.boots else None,
+        "fast_forward": plan.fast_forward if plan.fast_forwards else None,
         "checkpoint_in": str(plan.checkpoint_in.resolve()) if plan.checkpoint_in else None,
         "checkpoint_out": str(plan.checkpoint_out.resolve()) if plan.checkpoint_out else None,
         "trace": plan.trace,
@@ -296,6 +312,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
     simulator = Simulator(
         board=board,
         on_exit_event={
+            ExitEvent.SWITCHCPU: control.switch_cpu,
             ExitEvent.WORKBEGIN: control.work_begin,
             ExitEvent.WORKEND: control.work_end,
             ExitEvent.CHECKPOINT: control.checkpoint,
@@ -320,6 +337,8 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
     # Each finished ROI's simulated seconds: what the cost model divides host time by.
     result["roi_simulated_seconds"] = [(end - begin) / ticks_per_second for begin, end in control.roi_ticks if end >= 0]
     result["roi_host_seconds"] = control.roi_host_seconds
+    # When the detailed CPUs took over from the fast-forward ones, and why (None: no switch)
+    result["switched_to_roi_cpu"] = control.switched
     gem5_dir = Path(m5.options.outdir).resolve()
     result["gem5_outdir"] = str(gem5_dir)
     if gem5_dir != plan.outdir.resolve():

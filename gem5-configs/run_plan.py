@@ -107,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     checkpoint = parser.add_mutually_exclusive_group()
     checkpoint.add_argument("--checkpoint-out", type=Path, help="boot, save a checkpoint here when the guest asks, stop")
     checkpoint.add_argument("--checkpoint-in", type=Path, help="restore this checkpoint and run the ROI on the detailed CPU")
+    parser.add_argument(
+        "--restore-detailed", action="store_true",
+        help="with --checkpoint-in: restore onto the detailed CPUs, so that everything after the checkpoint (the "
+        "init script, exec, the testcase's set-up) runs detailed. By default a restored run stays on the "
+        "fast-forward CPU until the testcase asks for the detailed one (m5 switchcpu, workloads/README.md) or "
+        "its ROI begins",
+    )
     parser.add_argument("--trace", choices=TRACE_MODES, default="off", help="coherence trace during the ROI (gzip)")
     parser.add_argument(
         "--perturb-ns", type=int, default=0,
@@ -154,6 +161,7 @@ class RunPlan:
     after_roi_ms: float | None = None  # None: run.toml's after_roi.limit_ms
     stock_chi: bool = False  # run CHI without the locked-RMW extra (gem5-extras/README.md)
     no_memory_map: bool = False  # a traced run that does not ask for the guest's memory map
+    restore_detailed: bool = False  # a restored run on the detailed CPUs from the checkpoint on
 
     def after_roi_limit_ticks(self, ticks_per_second: int) -> int:
         """run.toml's after_roi.limit_ms, in ticks."""
@@ -173,6 +181,11 @@ class RunPlan:
     def boots(self) -> bool:
         """True when this run boots the kernel (no checkpoint to restore)."""
         return self.checkpoint_in is None
+
+    @property
+    def fast_forwards(self) -> bool:
+        """True when the run starts on the fast-forward CPU: a boot, or a restore that is not --restore-detailed."""
+        return self.boots or not self.restore_detailed
 
     @property
     def local_apic_timer_hz(self) -> int:
@@ -302,6 +315,9 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
     refuse("--perturb-ns", perturb_ns, run_rules.perturbation_reasons(machine, perturb_ns))
     if perturb_seed < 0:
         raise PlanError(f"--perturb-seed: {perturb_seed}: not a whole number >= 0")
+    restore_detailed = getattr(args, "restore_detailed", False)
+    if restore_detailed and args.checkpoint_in is None:
+        raise PlanError("--restore-detailed: only with --checkpoint-in (a boot starts on the fast-forward CPU)")
     if perturb_ns and args.checkpoint_out is not None:
         raise PlanError("--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU; perturb the restored runs")
     after_roi_ms = getattr(args, "after_roi_limit_ms", None)
@@ -325,6 +341,7 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         after_roi_ms=after_roi_ms,
         stock_chi=args.stock_chi,
         no_memory_map=args.no_memory_map,
+        restore_detailed=restore_detailed,
     )
 
 
@@ -341,6 +358,13 @@ def check_checkpoint(plan: RunPlan, kernel_sha256: str, image_sha256: str) -> di
                 f"--checkpoint-in: {plan.checkpoint_in}: the checkpoint has {key}={saved.get(key)!r}, "
                 f"this run has {wanted[key]!r}"
             )
+    if plan.fast_forwards and saved.get("fast_forward") != plan.fast_forward:
+        # The guest's m5 ops form was chosen at its boot (M5OPS_FOR_FAST_FORWARD): the
+        # "inst" form of an atomic boot is an invalid opcode on KVM.
+        raise PlanError(
+            f"--checkpoint-in: {plan.checkpoint_in}: the checkpoint was booted on the {saved.get('fast_forward')!r} "
+            f"fast-forward CPU, this run fast-forwards on {plan.fast_forward!r} (--fast-forward, or --restore-detailed)"
+        )
     return saved
 
 

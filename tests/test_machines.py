@@ -413,6 +413,26 @@ def test_checkpoint_metadata_must_match(artifacts, tmp_path) -> None:
         run_plan.check_checkpoint(same, "k" * 64, "x" * 64)
 
 
+def test_a_restore_fast_forwards_on_its_checkpoints_cpu_or_restores_detailed(artifacts, tmp_path) -> None:
+    checkpoint = tmp_path / "ck"
+    writer = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-out", str(checkpoint))
+    run_plan.write_json_atomically(checkpoint / run_plan.CHECKPOINT_META, writer.checkpoint_meta("k" * 64, "i" * 64))
+    restore = ("--machine", "piii-smp", "--cpus", "2", "--checkpoint-in", str(checkpoint), "--run", "kbench:duration_ms=10")
+    fast = plan_for(artifacts, *restore)
+    assert fast.fast_forwards and not fast.boots and fast.fast_forward == "atomic"
+    run_plan.check_checkpoint(fast, "k" * 64, "i" * 64)
+    # the atomic boot's guest issues m5 ops in the "inst" form, an invalid opcode on KVM
+    on_kvm = plan_for(artifacts, *restore, "--fast-forward", "kvm")
+    with pytest.raises(run_plan.PlanError, match="booted on the 'atomic' fast-forward CPU, this run fast-forwards on 'kvm'"):
+        run_plan.check_checkpoint(on_kvm, "k" * 64, "i" * 64)
+    detailed = plan_for(artifacts, *restore, "--restore-detailed")
+    assert not detailed.fast_forwards
+    run_plan.check_checkpoint(detailed, "k" * 64, "i" * 64)
+    assert writer.fast_forwards  # a boot always starts on the fast-forward CPU
+    with pytest.raises(run_plan.PlanError, match="--restore-detailed: only with --checkpoint-in"):
+        plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--restore-detailed")
+
+
 def numa_report(console: str) -> dict:
     report = guest_output.parse_console(console).numa
     assert report is not None

@@ -84,6 +84,7 @@ def test_piii_two_cpus_boot_and_roi(gem5, built, tmp_path) -> None:
     assert (tmp_path / "config.json").is_file() and (tmp_path / "console.log").is_file()
     assert result["provenance"]["machine"]["sha256"]
     assert result["topology"]["problems"] == [] and result["topology"]["boot"]["cpus"] == "2"
+    assert result["switched_to_roi_cpu"]["by"] == "the guest asked"  # the testcase's m5 switchcpu, before its ROI
 
 
 @pytest.mark.kernel
@@ -117,6 +118,10 @@ def test_checkpoint_out_then_in(gem5_chi, built, tmp_path) -> None:
     restored = run_gem5(gem5, tmp_path / "roi", *machine, "--checkpoint-in", str(checkpoint), "--run", TRACED_RUN_SPEC, "--trace", "protocol")
     assert restored["status"] == "ok", restored["reason"]
     assert restored["guest"]["spec"] == TRACED_RUN_SPEC  # from m5 readfile, not the checkpoint's command line
+    # fast-forward from the checkpoint until the testcase started and asked for the timing CPU
+    switched = restored["switched_to_roi_cpu"]
+    assert switched["by"] == "the guest asked" and boot["simulated_seconds"] * boot["ticks_per_second"] < switched["tick"] < restored["roi_ticks"][0][0]
+    assert restored["provenance"]["fast_forward"] == "atomic"
     # traced: readfile's second line asked for the memory map, which names the trace's heap lines
     kinds = {entry[0] for entry in restored["guest"]["results"][0]["memory"]}
     assert {"slab", "percpu", "stack", "table"} <= kinds, kinds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -156,6 +157,19 @@ def test_runtimed_metric_and_failure(programs: Path, tmp_path: Path) -> None:
     assert missing.returncode != 0 and "no number after 'Throughput'" in missing.stderr
     failing = workloads.run_native("runtimed", ["name=x", log, "--", "sh", "-c", "echo boom; exit 3"])
     assert failing.returncode != 0 and "boom" in failing.stderr
+
+
+def test_a_testcase_asks_for_the_detailed_cpu_before_its_set_up(programs: Path, tmp_path: Path) -> None:
+    # /init validates a run spec with --check after a restore, still on the fast-forward CPU: that must
+    # issue no m5 op. The run itself issues one (m5 switchcpu) before its set-up, which must run on the
+    # detailed CPU. Natively the magic instruction is an invalid opcode: the program dies of SIGILL
+    # before write1b's set-up has created its file (at the ROI's work-begin, the file would be there).
+    args = [f"dir={tmp_path}", "iterations=10", "m5ops=inst"]
+    checked = workloads.run_native("write1b", [*args, "--check"])
+    assert checked.returncode == 0, checked.stderr
+    ran = workloads.run_native("write1b", args)
+    assert ran.returncode == -signal.SIGILL and ran.stdout == ""
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_m5_tool_is_a_no_op_when_off(programs: Path) -> None:

@@ -661,6 +661,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &check_only);
 	if (check_only)
 		return 0;
+	/* from here on, detailed CPUs: the set-up and warm-up shape the caches the ROI starts from */
+	m5_switch_cpu();
 
 	run.tc = tc;
 	find_cpus();

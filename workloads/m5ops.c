@@ -100,6 +100,8 @@ static uint64_t m5op_inst(enum m5_func func, uint64_t arg0, uint64_t arg1, uint6
 		return M5_INST(M5_CHECKPOINT, arg0, arg1, arg2);
 	case M5_READ_FILE:
 		return M5_INST(M5_READ_FILE, arg0, arg1, arg2);
+	case M5_SWITCH_CPU:
+		return M5_INST(M5_SWITCH_CPU, arg0, arg1, arg2);
 	case M5_WORK_BEGIN:
 		return M5_INST(M5_WORK_BEGIN, arg0, arg1, arg2);
 	case M5_WORK_END:

@@ -40,6 +40,7 @@ enum m5_func {
 	M5_DUMP_STATS	= 0x41,
 	M5_CHECKPOINT	= 0x43,
 	M5_READ_FILE	= 0x50,
+	M5_SWITCH_CPU	= 0x52,
 	M5_WORK_BEGIN	= 0x5a,
 	M5_WORK_END	= 0x5b,
 };
@@ -79,6 +80,19 @@ static inline uint64_t m5op(enum m5_func func, uint64_t arg0, uint64_t arg1)
 static inline uint64_t m5_read_file(void *buf, uint64_t len, uint64_t offset)
 {
 	return m5op3(M5_READ_FILE, (uint64_t)(uintptr_t)buf, len, offset);
+}
+
+/*
+ * Ask gem5 to hand over from its fast-forward CPUs to the detailed ones
+ * (gem5's `switchcpu` exit). A testcase asks as soon as it starts, so
+ * that its own set-up and warm-up run on the detailed CPUs and leave the
+ * caches as the region of interest will find them, while everything
+ * before it (the init script, exec) may run fast-forward. gem5 ignores a
+ * second request, and a simulation without fast-forward CPUs ignores it.
+ */
+static inline void m5_switch_cpu(void)
+{
+	m5op(M5_SWITCH_CPU, 0, 0);
 }
 
 /* The region of interest: stats reset at begin, dumped at end. */

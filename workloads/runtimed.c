@@ -205,6 +205,8 @@ int main(int argc, char **argv)
 	}
 	if (m5ops_init(m5, err, sizeof(err)))
 		die(0, "%s", err);
+	/* detailed CPUs from here on, as in the harness (m5ops.h) */
+	m5_switch_cpu();
 	argv += i + 1;
 
 	fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

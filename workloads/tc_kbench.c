@@ -749,6 +749,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &check_only);
 	if (check_only)
 		return 0;
+	/* detailed CPUs from here on, as in the harness (m5ops.h) */
+	m5_switch_cpu();
 	find_bench();
 	resolve_variant();
 	resolve_cpus();
