@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockstudy.costmodel.table import CostRow
+from lockstudy.costmodel.table import FAST_FORWARD_TO_TESTCASE, CostRow
 
 SIZES = (1, 2, 4, 8)
 # Known laws, value = a * cpus^b.
@@ -20,13 +20,16 @@ def law(pair: tuple[float, float], cpus: float) -> float:
 def row(phase: str, cpus: int, host_seconds: float | None, *, machine: str = "piii-smp", cpu_model: str = "timing",
         trace: str = "off", run_spec: str = "", roi_host_seconds: float | None = None, roi_simulated_ms: float | None = None,
         peak_rss_mib: float | None = None, source: str = "measured", run_id: str = "",
-        cpu_seconds: float | None = None) -> CostRow:  # fmt: skip
+        cpu_seconds: float | None = None, restore: str | None = None) -> CostRow:  # fmt: skip
+    """A row; a restored run fast-forwarded to its testcase unless `restore` says otherwise."""
+    if restore is None:
+        restore = FAST_FORWARD_TO_TESTCASE if phase == "restore" else ""
     return CostRow(
         source=source, source_ref=f"synthetic/{phase}/{cpus}/{run_id}", run_id=run_id or f"{phase}{cpus}", phase=phase,
         machine=machine, cpus=cpus, nodes=1, guest_memory_mib=512.0, cpu_model=cpu_model, trace=trace, run_spec=run_spec,
         host_seconds=host_seconds, cpu_seconds=cpu_seconds, roi_host_seconds=roi_host_seconds, roi_simulated_ms=roi_simulated_ms, simulated_seconds=None,
         peak_rss_mib=peak_rss_mib, host_cpu_model="", host_cpu_count=None, host_load_1min=None, gem5_version="24.0.0.1",
-        machine_sha256="", kernel_build_id="", command="",
+        machine_sha256="", kernel_build_id="", command="", restore=restore,
     )  # fmt: skip
 
 

@@ -18,7 +18,7 @@ from lockstudy.costmodel.plan import slurm_request
 from lockstudy.costmodel.powerlaw import fit_power_law
 from lockstudy.costmodel.settings import MeasuredTable, SlurmMargin, load_settings
 from lockstudy.costmodel.simulated import SimulatedTime
-from lockstudy.costmodel.table import COLUMNS, CostRow, CostTableError, read_cost_table, write_cost_table
+from lockstudy.costmodel.table import COLUMNS, FAST_FORWARD_TO_TESTCASE, RESTORED_DETAILED, CostRow, CostTableError, read_cost_table, write_cost_table
 from lockstudy.validation.problems import InputError
 
 SPEC = "kbench:variant=tas,duration_ms=20"
@@ -36,7 +36,7 @@ def test_a_synthetic_table_reproduces_its_power_laws(tmp_path: Path, settings) -
     for laws, group, (coefficient, exponent) in (
         (model.roi_rate, ("piii-smp", "timing", "untraced", ANY_TESTCASE), RATE),
         (model.roi_rate, ("piii-smp", "timing", "untraced", "kbench"), RATE),
-        (model.outside_roi, ("piii-smp", ANY_TESTCASE), OUTSIDE),
+        (model.outside_roi, ("piii-smp", ANY_TESTCASE, FAST_FORWARD_TO_TESTCASE), OUTSIDE),
         (model.boot, ("piii-smp",), BOOT),
         (model.memory, ("piii-smp", "restore"), MEMORY),
     ):
@@ -65,7 +65,7 @@ def test_a_run_that_shared_its_core_counts_the_time_it_would_take_on_its_own(set
     model = CostModel.fit(rows, settings)
     assert model.boot.laws[("piii-smp",)].coefficient == pytest.approx(BOOT[0], rel=1e-4)
     assert model.roi_rate.laws[("piii-smp", "timing", "untraced", ANY_TESTCASE)].exponent == pytest.approx(RATE[1], rel=1e-4)
-    assert model.outside_roi.laws[("piii-smp", ANY_TESTCASE)].coefficient == pytest.approx(OUTSIDE[0], rel=1e-4)
+    assert model.outside_roi.laws[("piii-smp", ANY_TESTCASE, FAST_FORWARD_TO_TESTCASE)].coefficient == pytest.approx(OUTSIDE[0], rel=1e-4)
     assert median_abs_percent_error(leave_one_out(rows, settings)) == pytest.approx(0.0, abs=1e-6)
     # A row without CPU time counts its wall time whole, as before it was recorded.
     unrecorded = dataclasses.replace(slowed, cpu_seconds=None)
@@ -371,11 +371,42 @@ def test_a_traced_runs_trace_is_predicted_from_the_mib_per_simulated_ms_of_trace
     assert untraced.trace_mib_per_simulated_ms is None
 
 
-def test_a_table_written_before_the_trace_column_still_reads(tmp_path: Path) -> None:
+def test_a_table_written_before_the_trace_and_restore_columns_still_reads(tmp_path: Path) -> None:
     table = tmp_path / "runs.csv"
     write_cost_table(table, power_law_rows(SPEC))
     lines = table.read_text().splitlines()
-    assert lines[0].endswith(",trace_mib")
-    table.write_text("\n".join(line.rsplit(",", 1)[0] for line in lines) + "\n")
+    assert lines[0].endswith(",trace_mib,restore")
+    table.write_text("\n".join(line.rsplit(",", 2)[0] for line in lines) + "\n")
     rows = read_cost_table(table)
-    assert rows and all(row.trace_mib is None for row in rows)
+    assert rows and all(row.trace_mib is None and row.restore == "" for row in rows)
+    # a restored run from before the column restored onto the detailed CPU
+    assert {row.pre_roi for row in rows if row.phase == "restore"} == {RESTORED_DETAILED}
+
+
+def test_a_bad_restore_value_is_refused_naming_it(tmp_path: Path) -> None:
+    table = tmp_path / "runs.csv"
+    write_cost_table(table, power_law_rows(SPEC))
+    text = table.read_text().replace(f",{FAST_FORWARD_TO_TESTCASE}\n", ",fastforward\n", 1)
+    table.write_text(text)
+    with pytest.raises(CostTableError, match=r"restore.*fastforward.*is not a choice"):
+        read_cost_table(table)
+
+
+def test_fast_forward_restores_are_fitted_apart_and_the_detailed_ones_are_only_an_upper_bound(settings) -> None:  # type: ignore[no-untyped-def]
+    # The same runs restored detailed spend 5x the host time outside the ROI (the init script and exec
+    # on the detailed CPU): a prediction for the campaigns' fast-forward restores must not mix them in.
+    fast = power_law_rows(SPEC)
+    detailed = [
+        dataclasses.replace(r, run_id=r.run_id + "d", restore=RESTORED_DETAILED, host_seconds=r.host_seconds + 4 * law(OUTSIDE, r.cpus))
+        for r in fast
+        if r.phase == "restore"
+    ]  # fmt: skip
+    model = CostModel.fit(fast + detailed, settings)
+    predicted = model.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, SPEC)
+    assert isinstance(predicted, Estimate) and not predicted.fallback
+    assert predicted.value == pytest.approx(law(OUTSIDE, 4) + law(RATE, 4) * ROI_MS, rel=1e-4)
+    # With only detailed restores measured, their time is the prediction, marked as a fallback.
+    only_detailed = CostModel.fit([r for r in fast if r.phase == "boot"] + detailed, settings)
+    bound = only_detailed.restored_run_seconds("piii-smp", 4, "timing", False, ROI_MS, SPEC)
+    assert isinstance(bound, Estimate) and bound.fallback and "upper bound" in bound.rule
+    assert bound.value == pytest.approx(5 * law(OUTSIDE, 4) + law(RATE, 4) * ROI_MS, rel=1e-4)

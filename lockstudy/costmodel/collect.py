@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lockstudy.costmodel.table import MS_PER_SECOND, CostRow
+from lockstudy.costmodel.table import FAST_FORWARD_TO_TESTCASE, MS_PER_SECOND, RESTORED_DETAILED, CostRow
 from lockstudy.publish import TRACE, placeholders, replace_paths
 
 # gem5's tick is 1 ps unless a config changes it; run.py now records the
@@ -70,6 +70,11 @@ def portable_command(gem5: dict[str, Any], folder: Path, campaign: Path) -> str:
     return " ".join(f"{ELSEWHERE}/{Path(word).name}" if word.startswith("/") else word for word in command.split(" "))
 
 
+def restore_of(provenance: dict[str, Any]) -> str:
+    """How a restored run reached its testcase: run.py records the fast-forward CPU of a restore that used one."""
+    return FAST_FORWARD_TO_TESTCASE if provenance.get("fast_forward") else RESTORED_DETAILED
+
+
 def trace_mib(folder: Path, trace: str) -> float | None:
     """The size of a traced run's trace (None when untraced or the file is gone)."""
     path = folder / TRACE
@@ -111,6 +116,7 @@ def row_of(source_ref: str, run_id: str, phase: str, gem5: dict[str, Any], folde
         kernel_build_id=str(build_info.get("build_id", "")),
         command=portable_command(gem5, folder, campaign),
         trace_mib=trace_mib(folder, trace),
+        restore=restore_of(provenance) if phase == "restore" else "",
     )
 
 

@@ -11,8 +11,10 @@ Four quantities, each fitted per group on the rows that measure it:
   variant chosen at boot moves it too (HBO's 32-CPU pft: 5 times
   test-and-set's);
 - host seconds of a restored run outside its ROI, per machine and
-  testcase, and per machine over every testcase: restoring the
-  checkpoint, the guest's set-up and exit;
+  testcase, and per machine over every testcase, each apart for runs
+  that fast-forward to their testcase and runs restored detailed
+  (CostRow.pre_roi): restoring the checkpoint, the guest's set-up and
+  exit;
 - host seconds of a boot to a checkpoint, per machine;
 - peak resident memory of the gem5 process, per (machine, phase). Within
   one machine the simulated memory follows the size, so the CPUs carry it;
@@ -37,7 +39,7 @@ from typing import Callable, Hashable
 
 from lockstudy.costmodel.powerlaw import FitError, PowerLaw, fit_power_law, fit_power_law_within, scale_to_points
 from lockstudy.costmodel.settings import CostSettings
-from lockstudy.costmodel.table import CostRow
+from lockstudy.costmodel.table import FAST_FORWARD_TO_TESTCASE, RESTORED_DETAILED, CostRow
 
 Group = tuple[Hashable, ...]
 
@@ -187,18 +189,23 @@ def _rate_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[Co
 
 
 def _outside_points(rows: list[CostRow], settings: CostSettings, keep: Callable[[CostRow], bool]) -> dict[Group, list[tuple[float, float]]]:
-    """Host s outside the ROI, grouped by machine and testcase, and by machine over every testcase."""
+    """Host s outside the ROI, grouped by machine, testcase and how the run reached its testcase (CostRow.pre_roi),
+    and by machine and that over every testcase."""
     def value(row: CostRow) -> float | None:
         return row.outside_roi_host_seconds
 
-    by_testcase = _points(rows, settings, keep, lambda r: (r.machine, testcases_of(r.run_spec)), value)
-    by_machine = _points(rows, settings, keep, lambda r: (r.machine, ANY_TESTCASE), value)
+    by_testcase = _points(rows, settings, keep, lambda r: (r.machine, testcases_of(r.run_spec), r.pre_roi), value)
+    by_machine = _points(rows, settings, keep, lambda r: (r.machine, ANY_TESTCASE, r.pre_roi), value)
     return {**by_testcase, **by_machine}
 
 
 def _outside_neighbours(group: Group) -> list[Group]:
-    machine, _testcase = group
-    return [(machine, ANY_TESTCASE)]
+    """Every testcase's group of the same restore, then the other restore's (a restored-detailed run spends
+    more host time before its ROI than a fast-forward one: an upper bound until the runs come in)."""
+    machine, testcase, pre_roi = group
+    other = RESTORED_DETAILED if pre_roi == FAST_FORWARD_TO_TESTCASE else FAST_FORWARD_TO_TESTCASE
+    same = [] if testcase == ANY_TESTCASE else [(machine, ANY_TESTCASE, pre_roi)]
+    return [*same, (machine, testcase, other), (machine, ANY_TESTCASE, other)]
 
 
 def _trace_points(rows: list[CostRow], settings: CostSettings) -> dict[Group, list[tuple[float, float]]]:
@@ -284,7 +291,7 @@ class CostModel:
         )
         if isinstance(rate, NoPrediction):
             return rate
-        outside = self.outside_roi.first_estimate([(machine, testcase), (machine, ANY_TESTCASE)], cpus)
+        outside = self.outside_roi_seconds(machine, testcase, cpus)
         if isinstance(outside, NoPrediction):
             return outside
         return Estimate(
@@ -292,6 +299,23 @@ class CostModel:
             f"{rate.rule}; {outside.rule}",
             fallback=rate.fallback or outside.fallback,
             extrapolated=rate.extrapolated or outside.extrapolated,
+        )
+
+    def outside_roi_seconds(self, machine: str, testcase: str, cpus: int) -> Prediction:
+        """Host seconds of a restored run outside its ROI. The campaigns' runs fast-forward to their testcase
+        (run.py's default); until such runs are measured on a machine, its restored-detailed runs give an
+        upper bound, marked as a fallback."""
+        fast = self.outside_roi.first_estimate([(machine, testcase, FAST_FORWARD_TO_TESTCASE), (machine, ANY_TESTCASE, FAST_FORWARD_TO_TESTCASE)], cpus)
+        if isinstance(fast, Estimate):
+            return fast
+        detailed = self.outside_roi.first_estimate([(machine, testcase, RESTORED_DETAILED), (machine, ANY_TESTCASE, RESTORED_DETAILED)], cpus)
+        if isinstance(detailed, NoPrediction):
+            return fast
+        return Estimate(
+            detailed.value,
+            f"{detailed.rule} (no fast-forward restore measured: the restored-detailed runs' time, an upper bound)",
+            fallback=True,
+            extrapolated=detailed.extrapolated,
         )
 
     def boot_seconds(self, machine: str, cpus: int, kernel_build_id: str = "") -> Prediction:

@@ -33,6 +33,12 @@ SOURCES = ("measured", "issue-report")
 PHASES = ("boot", "restore")
 CPU_MODELS = ("atomic", "kvm", "timing", "o3")
 TRACES = ("off", "protocol", "classic")
+# How a restored run reached its testcase: on the fast-forward CPU (run.py's default since the guest asks
+# for the detailed CPU, workloads/m5ops.h), or detailed from the checkpoint on (--restore-detailed, and
+# every run before). A boot row has none.
+FAST_FORWARD_TO_TESTCASE = "fast-forward"
+RESTORED_DETAILED = "detailed"
+RESTORES = ("", FAST_FORWARD_TO_TESTCASE, RESTORED_DETAILED)
 MS_PER_SECOND = 1000.0
 
 
@@ -67,6 +73,13 @@ class CostRow:
     kernel_build_id: str
     command: str
     trace_mib: float | None = None  # a traced run's roi.trace.gz; empty when untraced, or in rows collected before it was
+    restore: str = ""  # a restored run's RESTORES; empty in a boot row, and in rows collected before the column was
+
+    @property
+    def pre_roi(self) -> str:
+        """How a restored run reached its testcase (FAST_FORWARD_TO_TESTCASE or RESTORED_DETAILED): the host
+        time outside its ROI depends on it. A row without the column is from before fast-forward restores."""
+        return FAST_FORWARD_TO_TESTCASE if self.restore == FAST_FORWARD_TO_TESTCASE else RESTORED_DETAILED
 
     @property
     def traced(self) -> bool:
@@ -128,12 +141,12 @@ class CostRow:
 
 
 COLUMNS = [f.name for f in fields(CostRow)]
-REQUIRED_TEXT = {"source": SOURCES, "phase": PHASES, "cpu_model": CPU_MODELS, "trace": TRACES}
+REQUIRED_TEXT = {"source": SOURCES, "phase": PHASES, "cpu_model": CPU_MODELS, "trace": TRACES, "restore": RESTORES}
 INTEGER_FIELDS = {"cpus", "nodes", "host_cpu_count"}
 OPTIONAL_NUMBERS = {"guest_memory_mib", "host_seconds", "cpu_seconds", "roi_host_seconds", "roi_simulated_ms", "simulated_seconds", "peak_rss_mib", "host_load_1min",
                     "trace_mib"}  # fmt: skip
 # Columns a table written before they existed lacks: read as empty.
-LATER_COLUMNS = {"trace_mib"}
+LATER_COLUMNS = {"trace_mib", "restore"}
 
 
 def _parse_row(path: Path, line: int, raw: dict[str, str], problems: list[str]) -> CostRow | None:
