@@ -1,10 +1,14 @@
 """`run.sh bench gem5`: host cost of booting, restoring and simulating a ROI.
 
 For each machine of lockstudy/data/bench.toml [gem5]: one boot on the
-fast-forward CPU that writes a checkpoint, then one restore of it that runs
-the ROI spec on the detailed CPU. The figures come from run.py's own
-result.json (host_seconds, roi_host_seconds, roi_ticks), so they time gem5
-and nothing around it. Needs GEM5; without it, says what is missing.
+fast-forward CPU that writes a checkpoint, then two restores of it that run
+the ROI spec on the detailed CPU, back to back: as the campaigns restore
+(fast-forward until the testcase asks for the detailed CPU) and with
+--restore-detailed (detailed from the checkpoint on), so that the host time
+the first saves before the ROI is measured side by side. The figures come
+from run.py's own result.json (host_seconds, roi_host_seconds, roi_ticks),
+so they time gem5 and nothing around it. Needs GEM5; without it, says what
+is missing.
 """
 
 from __future__ import annotations
@@ -53,9 +57,13 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
     step(f"{machine} {size_option[2:]}={size}: boot on the fast-forward CPU to a checkpoint")
     boot = run_py(gem5, scratch / "boot", [*common, "--checkpoint-out", str(checkpoint)])
     print(f"    boot {boot['host_seconds']:.0f} s host for {boot['simulated_seconds']:.2f} s simulated, {boot['peak_rss']}")
-    step(f"{machine} {size_option[2:]}={size}: restore, then {config['roi_spec']} on the {config['roi_cpu']} CPU")
-    roi = run_py(gem5, scratch / "roi", [*common, "--checkpoint-in", str(checkpoint), "--cpu", config["roi_cpu"], "--run", config["roi_spec"]])
+    restore = [*common, "--checkpoint-in", str(checkpoint), "--cpu", config["roi_cpu"], "--run", config["roi_spec"]]
+    step(f"{machine} {size_option[2:]}={size}: restore, fast-forward to the testcase, then {config['roi_spec']} on the {config['roi_cpu']} CPU")
+    roi = run_py(gem5, scratch / "roi", restore)
+    step(f"{machine} {size_option[2:]}={size}: the same, restored onto the {config['roi_cpu']} CPU (--restore-detailed)")
+    detailed = run_py(gem5, scratch / "roi-detailed", [*restore, "--restore-detailed"])
     (roi_begin, roi_end), = roi["roi_host_seconds"]
+    (detailed_begin, _), = detailed["roi_host_seconds"]
     (tick_begin, tick_end), = roi["roi_ticks"]
     simulated_ms = (tick_end - tick_begin) / TICKS_PER_MS
     figures = {
@@ -66,12 +74,15 @@ def measure(gem5: gem5_finder.Gem5Info, config: dict[str, Any], machine: str, si
         "roi_simulated_ms": round(simulated_ms, 3),
         "host_s_per_simulated_ms": round((roi_end - roi_begin) / simulated_ms, 1),
         "restore_run_host_s": roi["host_seconds"],
+        "restore_detailed_to_roi_host_s": detailed_begin,
+        "restore_detailed_run_host_s": detailed["host_seconds"],
+        "restore_to_roi_detailed_over_fast_forward": round(detailed_begin / roi_begin, 2),
         "boot_peak_rss_mib": boot["peak_rss_mib"],
         "restore_run_peak_rss_mib": roi["peak_rss_mib"],
     }
     print(
-        f"    restore to ROI {roi_begin:.0f} s; ROI {simulated_ms:.2f} ms simulated in {roi_end - roi_begin:.0f} s host "
-        f"= {figures['host_s_per_simulated_ms']} host s per simulated ms"
+        f"    restore to ROI {roi_begin:.0f} s (restored detailed: {detailed_begin:.0f} s); ROI {simulated_ms:.2f} ms simulated "
+        f"in {roi_end - roi_begin:.0f} s host = {figures['host_s_per_simulated_ms']} host s per simulated ms"
     )
     return figures
 
@@ -120,10 +131,13 @@ def bench_gem5(args: argparse.Namespace, settings: Callable[[str], dict[str, Any
     for machine, size in config["machines"]:
         with tempfile.TemporaryDirectory(prefix="lockstudy-bench-gem5-") as scratch:
             figures[machine_name(machine, size)] = measure(binaries[machine], config, machine, size, Path(scratch))
-    print(f"\n    {'machine':<28} {'boot (s)':>9} {'restore to ROI (s)':>19} {'host s / sim ms':>16}")
+    print(f"\n    {'machine':<28} {'boot (s)':>9} {'restore to ROI (s)':>19} {'restored detailed (s)':>22} {'host s / sim ms':>16}")
     for machine, size in config["machines"]:
         row = figures[machine_name(machine, size)]
-        print(f"    {machine_name(machine, size):<28} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} {row['host_s_per_simulated_ms']:>16.1f}")
+        print(
+            f"    {machine_name(machine, size):<28} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} "
+            f"{row['restore_detailed_to_roi_host_s']:>22.0f} {row['host_s_per_simulated_ms']:>16.1f}"
+        )
     comparisons = compare_models(config, figures)
     if comparisons:
         figures["comparisons"] = comparisons
