@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -147,7 +148,7 @@ def test_kbench_writes_the_settings_and_reports_every_key(programs: Path, tmp_pa
     assert result["ops"] == 6000 and result["copy_ops"] == [6000]
     assert result["ops_per_s"] == pytest.approx(10000)
     assert result["params"] == {"variant": "hbo", "cpus": "0", "duration_ms": 300, "hold_loops": 100,
-                                "think_loops": 100, "placement": "shared", "repeat": 2}  # fmt: skip
+                                "think_loops": 100, "placement": "shared", "repeat": 2, "warmup_ms": 1}  # fmt: skip
     assert result["counters"] == {"handoffs_local": 0, "handoffs_remote": 0, "handoffs": 0}
     runs = result["metrics"]["runs"]
     assert len(runs) == 2
@@ -155,6 +156,34 @@ def test_kbench_writes_the_settings_and_reports_every_key(programs: Path, tmp_pa
     assert list(runs[0]) == [*kernel_keys, "threads"]
     assert runs[0]["lock_address"] == "0xffffffff81cfd0c0" and runs[0]["cpus"] == "0" and runs[0]["lock_size"] == 4
     assert runs[0]["threads"] == [{"cpu": 0, "node": 0, "acquisitions": 3000, "handoffs_local": 0, "handoffs_remote": 0}]
+
+
+def test_kbench_warms_up_once_with_the_runs_settings_before_them(programs: Path, tmp_path: Path) -> None:
+    # `run` and `result` as FIFOs: kbench waits for its result after each run, so the settings
+    # read then are the ones that run had
+    bench = fake_bench(tmp_path)
+    for name in ("run", "result"):
+        (bench / name).unlink()
+        os.mkfifo(bench / name)
+    seen: list[tuple[str, str, str]] = []
+
+    def take_runs(count: int) -> None:
+        for _ in range(count):
+            with open(bench / "run") as run:
+                asked = run.read()
+            seen.append((asked, (bench / "duration_ms").read_text(), (bench / "hold_loops").read_text()))
+            with open(bench / "result", "w") as result:
+                result.write(FAKE_RESULT)
+
+    for args, runs in (([*FAKE_ARGS, "repeat=2"], 3), ([*FAKE_ARGS, "repeat=2", "warmup_ms=0"], 2)):
+        seen.clear()
+        reader = threading.Thread(target=take_runs, args=(runs,), daemon=True)
+        reader.start()
+        result = run_fake(bench, args)
+        reader.join(timeout=30)
+        assert result.returncode == 0, result.stderr
+        warm = [("1", "1", "100")] if runs == 3 else []
+        assert seen == [*warm, ("1", "300", "100"), ("1", "300", "100")]
 
 
 def test_kbench_default_variant_is_the_boot_one(programs: Path, tmp_path: Path) -> None:

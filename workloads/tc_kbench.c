@@ -7,8 +7,15 @@
  * kernel/patches/README.md, "Lock bench") runs one kernel thread per
  * CPU of a list, each taking and releasing one static spinlock with the
  * lock code of a chosen variant, for a duration. This program writes
- * the settings, then, inside the m5 region of interest, triggers `run`
- * repeat= times and reads `result` after each run.
+ * the settings, does one unmeasured warm-up run of warmup_ms, then,
+ * inside the m5 region of interest, triggers `run` repeat= times and
+ * reads `result` after each run.
+ *
+ * The warm-up is what the harness's warm-up iterations are to its
+ * testcases: under gem5 the detailed CPUs take over as this program
+ * starts (m5ops.h), with caches the fast-forward left cold on Ruby, so
+ * without it the region would open with every CPU missing on the
+ * kernel's wake-up and scheduling paths and on the bench's own lines.
  *
  * It has no copies of its own (the kernel runs the threads), so it does
  * not use the harness; its JSON has the harness's shape: the kernel
@@ -91,6 +98,7 @@ static struct param params[] = {
 	STR_PARAM("placement", "padded",
 		  "padded: the lock alone in its cache line; shared: the line also holds a counter every thread increments"),
 	UINT_PARAM("repeat", "1", 1, MAX_REPEAT, "runs, one after the other"),
+	UINT_PARAM("warmup_ms", "1", 0, BENCH_MAX_MS, "length of one unmeasured run before the region of interest, ms (0: none)"),
 	STR_PARAM("m5ops", NULL, "gem5 m5 ops form: off, inst or addr (default: $" M5OPS_ENV ", else off)"),
 	{ .name = NULL },
 };
@@ -126,6 +134,7 @@ static char cpu_list[LIST_BYTES];	/* what is written to the kernel */
 static char variant[VALUE_BYTES];
 static struct run *runs;
 static double wall_s;
+static char warmup_text[RESULT_BYTES];
 
 void die(int errnum, const char *fmt, ...)
 {
@@ -588,9 +597,17 @@ static void bench(void)
 	write_setting("variant", variant, "variant");
 	write_setting("placement", param("placement")->value, "placement");
 	write_setting("cpus", cpu_list, "cpus");
-	write_setting("duration_ms", param("duration_ms")->value, "duration_ms");
 	write_setting("hold_loops", param("hold_loops")->value, "hold_loops");
 	write_setting("think_loops", param("think_loops")->value, "think_loops");
+	if (param("warmup_ms")->uint) {
+		/* the warm-up, with every setting of the runs but their length; its result is left out */
+		write_setting("duration_ms", param("warmup_ms")->value, "warmup_ms");
+		write_setting("run", "1", "run");
+		bench_path(path, sizeof(path), "result");
+		if (!read_text(path, warmup_text, sizeof(warmup_text)))
+			die(errno, "reading %s after the warm-up", path);
+	}
+	write_setting("duration_ms", param("duration_ms")->value, "duration_ms");
 
 	runs = calloc(repeat, sizeof(*runs));
 	if (!runs)
