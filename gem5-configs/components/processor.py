@@ -2,8 +2,10 @@
 
 The slot that is active at start is always called `boot`, whatever its CPU
 type, so a checkpoint written by the fast-forward cores restores into
-detailed cores built in the `boot` slot (gem5 checkpoints are keyed by
-SimObject name; switched-out CPUs save no thread state).
+whatever cores are built in the `boot` slot: fast-forward ones that hand
+over when the testcase asks, or, with run.py's --restore-detailed, the
+detailed ones (gem5 checkpoints are keyed by SimObject name; switched-out
+CPUs save no thread state).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ CPU_TYPE_BY_NAME = {
 class FastForwardProcessor(SwitchableProcessor):
     """`boot` cores start; `switch_to_roi()` hands over to the `roi` cores.
 
-    With `roi_type=None` there is one slot only (a restored run that
-    starts on its detailed cores).
+    With `roi_type=None` there is one slot only (a run restored with
+    --restore-detailed, which starts on its detailed cores).
     """
 
     def __init__(
