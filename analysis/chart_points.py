@@ -17,7 +17,7 @@ from analysis.statistics.pooling import check_groups, run_parameters
 
 # Configuration columns that may tell runs of one chart line at one size apart; each is shown in the
 # line's name only where it does (the kernel build and the thread count have forms of their own).
-TELLING_COLUMNS = ["variant", "boot_args", "roi_cpu", "perturb_ns"]
+TELLING_COLUMNS = ["variant", "boot_args", "roi_cpu", "perturb_ns", "perturb_start_us"]
 
 
 def mean_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:

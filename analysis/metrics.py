@@ -7,7 +7,7 @@ result of the testcase that ran in it, and builds one table:
 
   run_id, study (a campaign run's), roi, machine, kind, cpus, nodes,
   line_bytes, kernel_build, boot_args, variant, testcase, copies,
-  run_spec, roi_cpu, trace, perturb_ns, perturb_seed, sim_seconds,
+  run_spec, roi_cpu, trace, perturb_ns, perturb_start_us, perturb_seed, sim_seconds,
   ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
   acquisitions, handoffs, handoffs_local, handoffs_remote,
   <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff, _per_sim_s,
@@ -369,17 +369,21 @@ def study_of(run: RunStats) -> str:
     return str(json.loads(spec.read_text()).get("study", ""))
 
 
-def perturbation_of(provenance: dict[str, Any]) -> tuple[float, float]:
-    """(perturb_ns, perturb_seed) of a run: result.json's provenance.perturbation, (0, NaN) when
-    unperturbed. The size is part of a configuration; the seed tells its repeats apart."""
+def perturbation_of(provenance: dict[str, Any]) -> tuple[float, float, float]:
+    """(perturb_ns, perturb_start_us, perturb_seed) of a run: result.json's provenance.perturbation,
+    (0, 0, NaN) when unperturbed. The sizes are part of a configuration; the seed tells its repeats apart."""
     perturbation = provenance.get("perturbation")
     if not isinstance(perturbation, dict):
-        return 0.0, math.nan
-    size, seed = perturbation.get("memory_latency_var_ns", 0), perturbation.get("seed", math.nan)
-    for name, value in (("memory_latency_var_ns", size), ("seed", seed)):
+        return 0.0, 0.0, math.nan
+    values = {
+        "memory_latency_var_ns": perturbation.get("memory_latency_var_ns", 0),
+        "start_delay_max_us": perturbation.get("start_delay_max_us", 0),
+        "seed": perturbation.get("seed", math.nan),
+    }
+    for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise MetricsError(f"result.json provenance.perturbation.{name}: {value!r} is not a number")
-    return float(size), float(seed)
+    return float(values["memory_latency_var_ns"]), float(values["start_delay_max_us"]), float(values["seed"])
 
 
 def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, Any]]:
@@ -396,7 +400,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             "in result.json: each testcase is one ROI, so they must pair up"
         )
     study = study_of(run)
-    perturb_ns, perturb_seed = perturbation_of(provenance)
+    perturb_ns, perturb_start_us, perturb_seed = perturbation_of(provenance)
     rows = []
     for roi, guest in enumerate(guests):
         row: dict[str, Any] = {
@@ -418,6 +422,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             # traced runs serve attribution only (analysis/statistics/pooling.py)
             "trace": provenance.get("trace"),
             "perturb_ns": perturb_ns,
+            "perturb_start_us": perturb_start_us,
             "perturb_seed": perturb_seed,
             "sim_seconds": run.value(roi, "simSeconds"),
         }

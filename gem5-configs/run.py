@@ -37,6 +37,7 @@ CONSOLE_DEVICE = "board.pc.com_1.device"
 CONSOLE_LOG = "console.log"
 RESULT = "result.json"
 PS_PER_NS = 1000
+DELAY_OUTLASTED = "the ROI began before the delayed switch (the start was not perturbed)"
 TRACE_FILE = "roi.trace.gz"
 TRACE_FLAGS = {"protocol": ("ProtocolTrace",), "classic": ("Cache", "CoherentXBar", "SnoopFilter")}
 # How result.json names a run stopped by the after-ROI limit (run.toml).
@@ -60,6 +61,8 @@ class RoiControl:
         self._trace_open = False
         self._switches: list | None = None  # Ruby's network switches, found at the first ROI
         self.after_roi_deadline: int | None = None  # the tick past which the guest is stuck after its last ROI
+        self.pending_switch: int | None = None  # the tick of a perturbed start's delayed switch
+        self.asked_tick: int | None = None  # when the guest first asked for the detailed CPUs
 
     def _trace(self, enable: bool) -> None:
         import m5.debug
@@ -82,18 +85,35 @@ class RoiControl:
 
         if self.processor.switch_to_roi():
             self.switched = {"tick": m5.curTick(), "by": by}
+            if self.asked_tick is not None:
+                self.switched["asked_tick"] = self.asked_tick
             print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()} ({by})")
 
     def switch_cpu(self) -> bool:
-        """The guest's `m5 switchcpu`: a testcase starting (workloads/m5ops.h)."""
-        self._switch("the guest asked")
+        """The guest's `m5 switchcpu`: a testcase starting (workloads/m5ops.h). A start-perturbed run
+        (--perturb-start-us) stays on the fast-forward CPU for its drawn delay first."""
+        import _m5.core
+        import m5
+
+        delay = self.plan.start_delay_ticks(_m5.core.getClockFrequency())
+        if self.asked_tick is None:
+            self.asked_tick = m5.curTick()
+        if not self.plan.perturb_start_us or self.pending_switch is not None or self.switched is not None:
+            self._switch("the guest asked")
+            return False
+        self.pending_switch = m5.curTick() + delay
+        m5.scheduleTickExitFromCurrent(max(1, delay))
+        print(f"lockstudy: the guest asked for the detailed CPUs; switching {self.plan.start_delay_ns} ns later (perturbed start)")
         return False
 
     def work_begin(self) -> bool:
         import m5
 
         self.after_roi_deadline = None
-        self._switch("the ROI began")
+        # A perturbed start's delay that outlasts the testcase's set-up did not perturb it: result.json says so.
+        late = self.pending_switch is not None
+        self.pending_switch = None
+        self._switch(DELAY_OUTLASTED if late else "the ROI began")
         m5.stats.reset()
         self._reset_network_stats()
         self._trace(True)
@@ -129,9 +149,14 @@ class RoiControl:
         return False
 
     def scheduled_tick(self) -> bool:
-        """The after-ROI limit (run.toml): stop when no ROI began since it was set and the guest has not exited."""
+        """A perturbed start's delayed switch, or the after-ROI limit (run.toml): stop when no ROI began
+        since it was set and the guest has not exited."""
         import m5
 
+        if self.pending_switch is not None and m5.curTick() >= self.pending_switch:
+            self.pending_switch = None
+            self._switch(f"the guest asked, {self.plan.start_delay_ns} ns before")
+            return False
         if self.after_roi_deadline is None or m5.curTick() < self.after_roi_deadline:
             return False  # an ROI began since: this limit is stale
         self.ending_event = STUCK_AFTER_ROI
@@ -337,7 +362,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
     # Each finished ROI's simulated seconds: what the cost model divides host time by.
     result["roi_simulated_seconds"] = [(end - begin) / ticks_per_second for begin, end in control.roi_ticks if end >= 0]
     result["roi_host_seconds"] = control.roi_host_seconds
-    # When the detailed CPUs took over from the fast-forward ones, and why (None: no switch)
+    # When the detailed CPUs took over from the fast-forward ones, why, and when the guest asked (None: no switch)
     result["switched_to_roi_cpu"] = control.switched
     gem5_dir = Path(m5.options.outdir).resolve()
     result["gem5_outdir"] = str(gem5_dir)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import random
 import re
 import tempfile
 import tomllib
@@ -120,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="perturbation (Alameldeen & Wood, HPCA 2003): every memory access gets a uniformly random "
         "extra latency in [0, N] ns; 0 (default) = none",
     )
+    parser.add_argument(
+        "--perturb-start-us", type=int, default=0,
+        help="perturbation of the ROI's start: a restored run stays on the fast-forward CPU for a uniformly random "
+        "[0, N] us more after the testcase asks for the detailed one, so that the timer ticks and the threads meet "
+        "the detailed CPUs at another phase; 0 (default) = none",
+    )
     parser.add_argument("--perturb-seed", type=int, default=0, help="seed of the perturbation's random draws (a repeat's index)")
     parser.add_argument(
         "--after-roi-limit-ms", type=float, default=None,
@@ -158,6 +165,7 @@ class RunPlan:
     outdir: Path
     perturb_ns: int = 0
     perturb_seed: int = 0
+    perturb_start_us: int = 0
     after_roi_ms: float | None = None  # None: run.toml's after_roi.limit_ms
     stock_chi: bool = False  # run CHI without the locked-RMW extra (gem5-extras/README.md)
     no_memory_map: bool = False  # a traced run that does not ask for the guest's memory map
@@ -171,7 +179,25 @@ class RunPlan:
     @property
     def perturbation(self) -> dict[str, int] | None:
         """What result.json's provenance records of the perturbation (None: unperturbed)."""
-        return {"memory_latency_var_ns": self.perturb_ns, "seed": self.perturb_seed} if self.perturb_ns else None
+        if not self.perturb_ns and not self.perturb_start_us:
+            return None
+        perturbation = {"memory_latency_var_ns": self.perturb_ns, "seed": self.perturb_seed}
+        if self.perturb_start_us:
+            perturbation.update(start_delay_max_us=self.perturb_start_us, start_delay_ns=self.start_delay_ns)
+        return perturbation
+
+    @property
+    def start_delay_ns(self) -> int:
+        """How long the run stays on the fast-forward CPU after the testcase asks for the detailed one:
+        uniform in [0, perturb_start_us] us, drawn from the seed alone (not gem5's generator, whose draws
+        the memory perturbation takes), so that a rerun delays the same and each repeat differently."""
+        if not self.perturb_start_us:
+            return 0
+        draw = random.Random(f"{START_DELAY_STREAM}:{self.perturb_seed}")
+        return draw.randint(0, self.perturb_start_us * NS_PER_US)
+
+    def start_delay_ticks(self, ticks_per_second: int) -> int:
+        return self.start_delay_ns * ticks_per_second // NS_PER_SECOND
 
     @property
     def m5ops(self) -> str:
@@ -278,8 +304,12 @@ def refuse(option: str, value: object, reasons: list[run_rules.Reason]) -> None:
         raise PlanError(f"{option}: {value}: {reasons[0].wrong}{allowed}")
 
 
-# The same bound as the campaign loader's (lockstudy/campaign/loader.py).
+# The same bounds as the campaign loader's (lockstudy/campaign/loader.py).
 MAX_PERTURB_NS = 100
+MAX_PERTURB_START_US = 20_000
+START_DELAY_STREAM = "start-delay"  # names the seeded draw of the start delay
+NS_PER_US = 1_000
+NS_PER_SECOND = 1_000_000_000
 
 
 def split_boot_args(text: str) -> tuple[str, ...]:
@@ -320,6 +350,17 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         raise PlanError("--restore-detailed: only with --checkpoint-in (a boot starts on the fast-forward CPU)")
     if perturb_ns and args.checkpoint_out is not None:
         raise PlanError("--perturb-ns: a boot to a checkpoint runs on the fast-forward CPU; perturb the restored runs")
+    perturb_start_us = getattr(args, "perturb_start_us", 0)
+    if not 0 <= perturb_start_us <= MAX_PERTURB_START_US:
+        raise PlanError(
+            f"--perturb-start-us: {perturb_start_us}: not in [0, {MAX_PERTURB_START_US}] us "
+            "(the delay must end before the testcase's ROI begins)"
+        )
+    if perturb_start_us and (args.checkpoint_in is None or restore_detailed):
+        raise PlanError(
+            "--perturb-start-us: delays the switch from the fast-forward CPU that a restored run makes when its "
+            "testcase asks; only with --checkpoint-in and without --restore-detailed"
+        )
     after_roi_ms = getattr(args, "after_roi_limit_ms", None)
     if after_roi_ms is not None and not after_roi_ms > 0:
         raise PlanError(f"--after-roi-limit-ms: {after_roi_ms}: not a positive number of simulated milliseconds")
@@ -338,6 +379,7 @@ def make_plan(args: argparse.Namespace, default_outdir: Path | None = None) -> R
         outdir=Path(outdir),
         perturb_ns=perturb_ns,
         perturb_seed=perturb_seed,
+        perturb_start_us=perturb_start_us,
         after_roi_ms=after_roi_ms,
         stock_chi=args.stock_chi,
         no_memory_map=args.no_memory_map,

@@ -182,8 +182,11 @@ def test_the_runs_a_target_needs_are_the_fewest_whose_interval_of_this_spread_is
 
 
 def test_the_perturbation_is_read_from_the_provenance() -> None:
-    assert perturbation_of({"perturbation": {"memory_latency_var_ns": 4, "seed": 3}}) == (4.0, 3.0)
-    size, seed = perturbation_of({"perturbation": None})
+    assert perturbation_of({"perturbation": {"memory_latency_var_ns": 4, "seed": 3}}) == (4.0, 0.0, 3.0)
+    both = {"memory_latency_var_ns": 20, "start_delay_max_us": 4000, "start_delay_ns": 1234, "seed": 2}
+    assert perturbation_of({"perturbation": both}) == (20.0, 4000.0, 2.0)
+    size, start, seed = perturbation_of({"perturbation": None})
+    assert start == 0.0
     assert size == 0.0 and math.isnan(seed)
     with pytest.raises(MetricsError, match="perturbation.seed"):
         perturbation_of({"perturbation": {"memory_latency_var_ns": 4, "seed": "x"}})

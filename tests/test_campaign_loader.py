@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from lockstudy.campaign.executors import SlurmExecutor
+from lockstudy.campaign.gem5_backend import perturbation_options
 from lockstudy.campaign.loader import CampaignError, load_campaign
 from lockstudy.campaign.store import CampaignStore
 from lockstudy.paths import ROOT
@@ -68,6 +69,20 @@ def test_repeats_are_perturbed_and_the_perturbation_is_part_of_the_id(tmp_path: 
     assert all("perturb_ns" not in r.identity() for r in sweep)
 
 
+def test_a_perturbed_start_alone_makes_repeats_and_is_part_of_the_id(tmp_path: Path) -> None:
+    numa = [r for r in load_campaign(write(tmp_path, GOOD)).runs if r.study == "numa"]
+    started = [r for r in load_campaign(write(tmp_path, GOOD.replace("perturb_ns = 4", "perturb_start_us = 4000"))).runs if r.study == "numa"]
+    assert {(r.perturb_ns, r.perturb_start_us, r.perturb_seed) for r in started} == {(0, 4000, 0), (0, 4000, 1)}
+    assert all(r.identity()["perturb_start_us"] == 4000 and "perturb_ns" not in r.identity() for r in started)
+    # A run perturbed only in memory latency keeps the id it had before start perturbation existed.
+    assert all("perturb_start_us" not in r.identity() for r in numa)
+    both = [r for r in load_campaign(write(tmp_path, GOOD.replace("perturb_ns = 4", "perturb_ns = 4\nperturb_start_us = 4000"))).runs if r.study == "numa"]
+    assert len({r.run_id for r in numa + started + both}) == 6
+    assert perturbation_options(both[1]) == ["--perturb-ns", "4", "--perturb-start-us", "4000", "--perturb-seed", "1"]
+    assert perturbation_options(started[0]) == ["--perturb-start-us", "4000", "--perturb-seed", "0"]
+    assert perturbation_options(numa[1]) == ["--perturb-ns", "4", "--perturb-seed", "1"]
+
+
 @pytest.mark.parametrize(
     ("text", "field", "reason"),
     [
@@ -75,6 +90,8 @@ def test_repeats_are_perturbed_and_the_perturbation_is_part_of_the_id(tmp_path: 
         (GOOD.replace("perturb_ns = 4", "perturb_ns = 400"), "study[1].perturb_ns: 400", "is not a whole number of ns in [0, 100]"),
         (GOOD.replace("perturb_ns = 4", "perturb_ns = -1"), "study[1].perturb_ns: -1", "is not a whole number of ns"),
         (GOOD.replace("perturb_ns = 4", 'perturb_ns = "4ns"'), "study[1].perturb_ns: 4ns", "is not a whole number of ns"),
+        (GOOD.replace("perturb_ns = 4", "perturb_start_us = 40000"), "study[1].perturb_start_us: 40000", "is not a whole number of us in [0, 20000]"),
+        (GOOD.replace("perturb_ns = 4", "perturb_start_us = 4.5"), "study[1].perturb_start_us: 4.5", "is not a whole number of us"),
     ],
 )
 def test_bad_repeats_and_perturbations_are_refused(tmp_path: Path, text: str, field: str, reason: str) -> None:

@@ -383,6 +383,33 @@ def test_a_perturbed_run_records_its_perturbation(artifacts) -> None:
     assert plan.perturbation == {"memory_latency_var_ns": 11, "seed": 0}
 
 
+def test_a_perturbed_start_delays_the_switch_by_a_seeded_draw(artifacts, tmp_path) -> None:
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    writer = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-out", str(checkpoint))
+    run_plan.write_json_atomically(checkpoint / run_plan.CHECKPOINT_META, writer.checkpoint_meta("k" * 64, "i" * 64))
+
+    def restored(*extra: str) -> run_plan.RunPlan:
+        return plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-in", str(checkpoint), *extra)
+
+    assert restored("--perturb-ns", "20").start_delay_ns == 0
+    delays = [restored("--perturb-start-us", "4000", "--perturb-seed", str(seed)).start_delay_ns for seed in range(8)]
+    assert all(0 <= delay <= 4_000_000 for delay in delays)
+    assert len(set(delays)) == len(delays)  # each repeat starts at another phase
+    assert delays == [restored("--perturb-start-us", "4000", "--perturb-seed", str(seed)).start_delay_ns for seed in range(8)]
+    plan = restored("--perturb-start-us", "4000", "--perturb-seed", "3")
+    assert plan.perturbation == {"memory_latency_var_ns": 0, "seed": 3, "start_delay_max_us": 4000, "start_delay_ns": delays[3]}
+    assert plan.start_delay_ticks(10**12) == delays[3] * 1000  # gem5's 1 ps tick
+    both = restored("--perturb-ns", "20", "--perturb-start-us", "4000", "--perturb-seed", "3")
+    assert both.perturbation == {**plan.perturbation, "memory_latency_var_ns": 20}
+    with pytest.raises(run_plan.PlanError, match=re.escape("--perturb-start-us: 30000: not in [0, 20000] us")):
+        restored("--perturb-start-us", "30000")
+    with pytest.raises(run_plan.PlanError, match="only with --checkpoint-in and without --restore-detailed"):
+        restored("--perturb-start-us", "4000", "--restore-detailed")
+    with pytest.raises(run_plan.PlanError, match="only with --checkpoint-in"):
+        plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--perturb-start-us", "4000")
+
+
 def test_a_memory_response_is_retimed_by_the_bus_or_the_board_clock() -> None:
     assert machine.load_machine(PIII).memory_response_clock_hz == 100_000_000
     assert machine.load_machine(ALTIX).memory_response_clock_hz == 1_000_000_000

@@ -162,11 +162,21 @@ def altix_two_node_checkpoint(gem5_chi, built, tmp_path_factory) -> tuple[tuple[
 def test_contended_locked_rmw_keeps_every_update_on_chi(gem5_chi, altix_two_node_checkpoint, tmp_path) -> None:
     """With gem5-extras/chi-x86-locked-rmw, 4 CPUs on 2 nodes contending one line lose no lock xadd."""
     machine, checkpoint = altix_two_node_checkpoint
-    result = run_gem5(gem5_chi, tmp_path, *machine, "--checkpoint-in", str(checkpoint), "--run", CONTENDED_RMW_SPEC)
+    result = run_gem5(
+        gem5_chi, tmp_path, *machine, "--checkpoint-in", str(checkpoint), "--run", CONTENDED_RMW_SPEC,
+        "--perturb-start-us", "4000", "--perturb-seed", "1",
+    )
     assert result["status"] == "ok", result["reason"]
     assert result["provenance"]["gem5_extras"] == {"chi-x86-locked-rmw": 1}
     (bench,) = result["guest"]["results"]
     assert bench["result"]["ops"] == sum(bench["result"]["copy_ops"]) == 4 * 2048
+    # a perturbed start: the switch came the drawn delay after the testcase asked, and before its ROI
+    delay_ns = result["provenance"]["perturbation"]["start_delay_ns"]
+    switched = result["switched_to_roi_cpu"]
+    assert 0 < delay_ns <= 4_000_000 and switched["by"].startswith("the guest asked, ")
+    delay_ticks = delay_ns * result["ticks_per_second"] // 10**9
+    assert delay_ticks <= switched["tick"] - switched["asked_tick"] < delay_ticks + result["ticks_per_second"] // 10**5  # + draining, < 10 us
+    assert switched["tick"] < result["roi_ticks"][0][0]
 
 
 @pytest.mark.kernel

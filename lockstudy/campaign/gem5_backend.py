@@ -91,9 +91,12 @@ def cost_record(measured: MeasuredProcess) -> dict[str, Any]:
 
 def perturbation_options(spec: RunSpec) -> list[str]:
     """run.py's options for the run's perturbation (none when it has none)."""
-    if not spec.perturb_ns:
-        return []
-    return ["--perturb-ns", str(spec.perturb_ns), "--perturb-seed", str(spec.perturb_seed)]
+    options = []
+    if spec.perturb_ns:
+        options += ["--perturb-ns", str(spec.perturb_ns)]
+    if spec.perturb_start_us:
+        options += ["--perturb-start-us", str(spec.perturb_start_us)]
+    return [*options, "--perturb-seed", str(spec.perturb_seed)] if options else []
 
 
 class DiskStop(RuntimeError):

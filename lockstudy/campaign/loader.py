@@ -37,7 +37,7 @@ CPU_MODELS = ("timing", "o3")
 TRACES = run_rules.TRACES
 SIZE_UNITS = ("cpus", "nodes")
 MATRIX_FIELDS = ("machine", "cpus", "nodes", "kernel_build", "boot", "run", "cpu_model", "trace")
-STUDY_FIELDS = frozenset(MATRIX_FIELDS) | {"name", "repeat", "perturb_ns", "resources", "description"}
+STUDY_FIELDS = frozenset(MATRIX_FIELDS) | {"name", "repeat", "perturb_ns", "perturb_start_us", "resources", "description"}
 CAMPAIGN_FIELDS = frozenset({"name", "description", "max_attempts"})
 TOP_FIELDS = frozenset({"campaign", "defaults", "study"})
 RESOURCE_FIELDS = ("time_minutes", "memory_gb", "host_cpus")
@@ -48,10 +48,14 @@ BUILT_IN_DEFAULTS: dict[str, Any] = {
     "boot": "",
     "repeat": 1,
     "perturb_ns": 0,
+    "perturb_start_us": 0,
 }
 # A perturbation is small against what it perturbs (a memory access of
 # 80-130 ns on our machines): larger ones are refused as a likely unit slip.
 MAX_PERTURB_NS = 100
+# A start delay must end inside the testcase's set-up, before its ROI
+# (the harness's TSC calibration alone sleeps 20 ms; workloads/README.md).
+MAX_PERTURB_START_US = 20_000
 DEFAULT_MAX_ATTEMPTS = 2
 MISSING = "(missing)"
 
@@ -250,10 +254,17 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
     if isinstance(perturb_ns, bool) or not isinstance(perturb_ns, int) or not 0 <= perturb_ns <= MAX_PERTURB_NS:
         check.fail(f"{where}.perturb_ns", perturb_ns, "is not a whole number of ns in [0, 100]", "e.g. 4: up to 4 ns extra per memory access")
         perturb_ns = None
-    elif repeat and repeat > 1 and perturb_ns == 0:
+    perturb_start_us = merged["perturb_start_us"]
+    if isinstance(perturb_start_us, bool) or not isinstance(perturb_start_us, int) or not 0 <= perturb_start_us <= MAX_PERTURB_START_US:
+        check.fail(
+            f"{where}.perturb_start_us", perturb_start_us, f"is not a whole number of us in [0, {MAX_PERTURB_START_US}]",
+            "e.g. 4000: the ROI starts up to one 250 Hz timer tick later",
+        )
+        perturb_start_us = None
+    if repeat and repeat > 1 and perturb_ns == 0 and perturb_start_us == 0:
         check.fail(
             f"{where}.repeat", repeat, "repeats without perturbation are identical runs (gem5 is deterministic)",
-            "set perturb_ns (e.g. 4) so that each repeat follows another interleaving",
+            "set perturb_ns (e.g. 4) and perturb_start_us (e.g. 4000) so that each repeat follows another interleaving",
         )
     size_unit = units[0] if len(units) == 1 else None
     machines = axis(check, f"{where}.machine", merged["machine"], check.machine) if "machine" in merged else []
@@ -274,11 +285,14 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
             check.refuse(f"{where}.trace", trace, run_rules.trace_reasons(machine, trace))
         if perturb_ns:
             check.refuse(f"{where}.perturb_ns", perturb_ns, run_rules.perturbation_reasons(machine, perturb_ns))
-    if len(check.lines) > found or size_unit is None or name is None or resources is None or perturb_ns is None:
+    if len(check.lines) > found or size_unit is None or name is None or resources is None or perturb_ns is None or perturb_start_us is None:
         return []
     keys = list(axes)
     return [
-        RunSpec(**dict(zip(keys, combo)), size_unit=size_unit, study=name, resources=resources, perturb_ns=perturb_ns)
+        RunSpec(
+            **dict(zip(keys, combo)), size_unit=size_unit, study=name, resources=resources,
+            perturb_ns=perturb_ns, perturb_start_us=perturb_start_us,
+        )
         for combo in itertools.product(*(axes[k] for k in keys))
     ]
 

@@ -37,6 +37,12 @@ class RunSpec:
     # the ROI gets a uniformly random extra latency in [0, perturb_ns] ns,
     # drawn from gem5's generator seeded with `repeat`; 0 = none.
     perturb_ns: int = 0
+    # Perturbation of the ROI's start: the restored run stays on the
+    # fast-forward CPU for a random [0, perturb_start_us] us more after its
+    # testcase asks for the detailed one (seeded with `repeat`), so that a
+    # contended line's hand-offs, which never wait for memory, start from
+    # another phase; 0 = none.
+    perturb_start_us: int = 0
 
     @property
     def perturb_seed(self) -> int:
@@ -46,13 +52,15 @@ class RunSpec:
     def identity(self) -> dict[str, object]:
         """The fields that make the run what it is, in a stable form.
 
-        An unperturbed run's identity has no perturbation field, so the ids
-        of runs made before perturbation existed stay what they were."""
+        An unperturbed run's identity has no perturbation field (nor a run
+        perturbed one way the other way's), so the ids of runs made before
+        a perturbation existed stay what they were."""
         data = asdict(self)
         data.pop("study")
         data.pop("resources")
-        if not self.perturb_ns:
-            data.pop("perturb_ns")
+        for perturbation in ("perturb_ns", "perturb_start_us"):
+            if not data[perturbation]:
+                data.pop(perturbation)
         data["boot"] = list(self.boot)
         return data
 
