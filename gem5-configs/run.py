@@ -63,6 +63,10 @@ class RoiControl:
         self.after_roi_deadline: int | None = None  # the tick past which the guest is stuck after its last ROI
         self.pending_switch: int | None = None  # the tick of a perturbed start's delayed switch
         self.asked_tick: int | None = None  # when the guest first asked for the detailed CPUs
+        self.drain_deadline: int | None = None  # set when the guest exits before its console has drained
+        self.drained_from = 0
+        self.next_drain_check = 0
+        self.console_drain_ticks: int | None = None  # how long the console took to drain after m5 exit
 
     def _trace(self, enable: bool) -> None:
         import m5.debug
@@ -148,11 +152,53 @@ class RoiControl:
         m5.scheduleTickExitFromCurrent(limit)
         return False
 
-    def scheduled_tick(self) -> bool:
-        """A perturbed start's delayed switch, or the after-ROI limit (run.toml): stop when no ROI began
-        since it was set and the guest has not exited."""
+    def guest_exit(self) -> bool:
+        """The guest's m5 exit: stop once its console holds the LOCKSTUDY-DONE line. The serial driver
+        may still hold the end of the output; simulate on until it has drained, up to run.toml's
+        [console_drain] limit, looking every check_us."""
+        import _m5.core
         import m5
 
+        self.ending_event = "exit"
+        if self._console_done():
+            return True
+        check, limit = run_plan.console_drain_ticks(_m5.core.getClockFrequency())
+        if self.drain_deadline is None:
+            self.drain_deadline = m5.curTick() + limit
+            self.drained_from = m5.curTick()
+            print("lockstudy: the guest called m5 exit before its console had drained; simulating on until it has")
+        self.next_drain_check = m5.curTick() + check
+        m5.scheduleTickExitFromCurrent(check)
+        return False
+
+    def _console_done(self) -> bool:
+        import m5
+
+        console = Path(m5.options.outdir) / CONSOLE_DEVICE
+        return console.is_file() and run_plan.console_has_done_line(console.read_text(errors="replace"))
+
+    def _drain_checked(self) -> bool:
+        """At a console-drain check: True to stop (drained, or the limit reached)."""
+        import _m5.core
+        import m5
+
+        if m5.curTick() < self.next_drain_check:
+            return False  # another limit's event (after the ROI): the drain has its own
+        if self._console_done() or m5.curTick() >= self.drain_deadline:
+            self.console_drain_ticks = m5.curTick() - self.drained_from
+            return True
+        check = run_plan.console_drain_ticks(_m5.core.getClockFrequency())[0]
+        self.next_drain_check = m5.curTick() + check
+        m5.scheduleTickExitFromCurrent(check)
+        return False
+
+    def scheduled_tick(self) -> bool:
+        """A perturbed start's delayed switch, a console-drain check after the guest's m5 exit, or the
+        after-ROI limit (run.toml): stop when no ROI began since it was set and the guest has not exited."""
+        import m5
+
+        if self.drain_deadline is not None:
+            return self._drain_checked()
         if self.pending_switch is not None and m5.curTick() >= self.pending_switch:
             self.pending_switch = None
             self._switch(f"the guest asked, {self.plan.start_delay_ns} ns before")
@@ -174,6 +220,9 @@ class RoiControl:
 
     def stop(self, name: str):
         def handler() -> bool:
+            if self.drain_deadline is not None:
+                # The guest had exited; what it does while its console drains (powering off) is not the run's end.
+                return True
             self.ending_event = name
             return True
 
@@ -341,7 +390,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
             ExitEvent.WORKBEGIN: control.work_begin,
             ExitEvent.WORKEND: control.work_end,
             ExitEvent.CHECKPOINT: control.checkpoint,
-            ExitEvent.EXIT: control.stop("exit"),
+            ExitEvent.EXIT: control.guest_exit,
             ExitEvent.FAIL: control.stop("fail"),
             ExitEvent.KERNEL_PANIC: control.stop("kernel panic"),
             ExitEvent.KERNEL_OOPS: control.stop("kernel oops"),
@@ -364,6 +413,8 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
     result["roi_host_seconds"] = control.roi_host_seconds
     # When the detailed CPUs took over from the fast-forward ones, why, and when the guest asked (None: no switch)
     result["switched_to_roi_cpu"] = control.switched
+    # Simulated seconds run on after the guest's m5 exit for its console to drain (None: it had drained)
+    result["console_drain_seconds"] = None if control.console_drain_ticks is None else control.console_drain_ticks / ticks_per_second
     gem5_dir = Path(m5.options.outdir).resolve()
     result["gem5_outdir"] = str(gem5_dir)
     if gem5_dir != plan.outdir.resolve():

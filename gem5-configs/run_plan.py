@@ -57,6 +57,7 @@ KERNEL_HZ_OPTION = re.compile(r"^CONFIG_HZ=(\d+)$", re.MULTILINE)
 CHECKPOINT_META = "lockstudy-checkpoint.json"
 RUN_LIMITS_FILE = Path(__file__).resolve().parent / "run.toml"
 MS_PER_SECOND = 1000
+US_PER_SECOND = 1_000_000
 
 
 class RunLimitsError(ValueError):
@@ -64,15 +65,35 @@ class RunLimitsError(ValueError):
 
 
 @functools.lru_cache(maxsize=None)
-def after_roi_limit_ms(path: Path = RUN_LIMITS_FILE) -> float:
-    """How long a restored run may simulate after an ROI with no new ROI and no exit (run.toml)."""
+def run_limit(section: str, key: str, unit: str, path: Path = RUN_LIMITS_FILE) -> float:
+    """A positive limit of run.toml, `[section] key`, in `unit` (named in the error)."""
     try:
-        value = tomllib.loads(path.read_text()).get("after_roi", {}).get("limit_ms")
+        value = tomllib.loads(path.read_text()).get(section, {}).get(key)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise RunLimitsError(f"{path}: {exc}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise RunLimitsError(f"{path}: after_roi.limit_ms: expected a positive number of milliseconds, found {value!r}")
+        raise RunLimitsError(f"{path}: {section}.{key}: expected a positive number of {unit}, found {value!r}")
     return float(value)
+
+
+def after_roi_limit_ms(path: Path = RUN_LIMITS_FILE) -> float:
+    """How long a restored run may simulate after an ROI with no new ROI and no exit (run.toml)."""
+    return run_limit("after_roi", "limit_ms", "milliseconds", path)
+
+
+def console_drain_ticks(ticks_per_second: int, path: Path = RUN_LIMITS_FILE) -> tuple[int, int]:
+    """(how often, for how long) run.py looks for the guest's last console line after its m5 exit
+    (run.toml [console_drain]), in ticks."""
+    check = run_limit("console_drain", "check_us", "microseconds", path) * ticks_per_second / US_PER_SECOND
+    limit = run_limit("console_drain", "limit_ms", "milliseconds", path) * ticks_per_second / MS_PER_SECOND
+    return max(1, int(check)), max(1, int(limit))
+
+
+def console_has_done_line(text: str) -> bool:
+    """True when the guest's console holds its whole last line, LOCKSTUDY-DONE (guest_output.DONE)."""
+    return any(line.startswith(guest_output.DONE + " ") for line in text.splitlines(keepends=True) if line.endswith("\n"))
+
+
 # What a checkpoint and the run restoring it must agree on.
 CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image_sha256", "boot")
 

@@ -633,3 +633,27 @@ def test_the_after_roi_limit_is_read_from_run_toml_and_checked(tmp_path: Path) -
     bad.write_text("[after_roi]\nlimit_ms = -1\n")
     with pytest.raises(run_plan.RunLimitsError, match=r"run\.toml: after_roi\.limit_ms: expected a positive number of milliseconds, found -1"):
         run_plan.after_roi_limit_ms(bad)
+
+
+def test_the_console_drain_is_read_from_run_toml_and_checked(tmp_path: Path) -> None:
+    import run_plan
+
+    check, limit = run_plan.console_drain_ticks(10**12)  # gem5's 1 ps tick
+    assert 0 < check < limit
+    bad = tmp_path / "run.toml"
+    bad.write_text("[console_drain]\ncheck_us = 100\nlimit_ms = 0\n")
+    with pytest.raises(run_plan.RunLimitsError, match=r"run\.toml: console_drain\.limit_ms: expected a positive number of milliseconds, found 0"):
+        run_plan.console_drain_ticks(10**12, bad)
+    good = tmp_path / "good.toml"
+    good.write_text("[console_drain]\ncheck_us = 100\nlimit_ms = 20\n")
+    assert run_plan.console_drain_ticks(10**12, good) == (100_000_000, 20_000_000_000)
+
+
+def test_a_console_is_complete_only_with_its_whole_done_line() -> None:
+    import run_plan
+
+    done = "LOCKSTUDY-DONE status=ok reason=- results=1 uptime=0.58\n"
+    assert run_plan.console_has_done_line("LOCKSTUDY-RESULT-END\n" + done)
+    assert not run_plan.console_has_done_line("LOCKSTUDY-LOCKS-BEGIN cal_rmw\n0xffff88800238")  # cut inside the registry
+    assert not run_plan.console_has_done_line("LOCKSTUDY-RESULT-END\n" + done[:-1])  # its last byte still in the UART
+    assert not run_plan.console_has_done_line("echo LOCKSTUDY-DONE status=ok\n")
