@@ -97,6 +97,31 @@ def reasons(spec: str) -> list[testcases.Reason]:
     return [reason for item in items for reason in testcases.reasons(item.testcase, item.params)]
 
 
+def start_perturbation_reasons(spec: str) -> list[testcases.Reason]:
+    """Why the runs of `spec` cannot have the start of their ROI perturbed (empty: they can).
+
+    The perturbation delays the switch to the detailed CPUs after a testcase
+    asks for them, so the delay must end inside the testcase's set-up. A
+    program timed by runtimed begins its ROI 0.09 simulated ms after it asks
+    (campaigns/README.md, "Repeats are perturbed"): almost every delay would
+    outlast that, and the start would not be perturbed at all."""
+    try:
+        items = parse_syntax(spec)
+    except RunSpecError:
+        return []  # the spec's own check names what is wrong with it
+    known = testcases.registry()
+    timed = [item.testcase for item in items if item.testcase in known and known[item.testcase].runtimed]
+    if not timed:
+        return []
+    return [
+        testcases.Reason(
+            f"{', '.join(timed)} is timed by runtimed, whose ROI begins 0.09 ms after it asks for the detailed CPUs: "
+            "a start delay would outlast it",
+            "perturb_start_us = 0 for its runs (perturb_ns alone), in a study of their own",
+        )
+    ]
+
+
 def parse_syntax(spec: str) -> list[Item]:
     """The items of a lockstudy.run= value, checked against the grammar only."""
     if not spec:

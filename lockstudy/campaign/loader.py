@@ -54,7 +54,8 @@ BUILT_IN_DEFAULTS: dict[str, Any] = {
 # 80-130 ns on our machines): larger ones are refused as a likely unit slip.
 MAX_PERTURB_NS = 100
 # A start delay must end inside the testcase's set-up, before its ROI
-# (the harness's TSC calibration alone sleeps 20 ms; workloads/README.md).
+# (campaigns/README.md: 5-70 ms for the harness's testcases, 0.09 ms for
+# runtimed's); the bound is the calibration testcases' 20 ms TSC sleep.
 MAX_PERTURB_START_US = 20_000
 DEFAULT_MAX_ATTEMPTS = 2
 MISSING = "(missing)"
@@ -285,6 +286,9 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
             check.refuse(f"{where}.trace", trace, run_rules.trace_reasons(machine, trace))
         if perturb_ns:
             check.refuse(f"{where}.perturb_ns", perturb_ns, run_rules.perturbation_reasons(machine, perturb_ns))
+    if perturb_start_us:
+        for spec in axes["run"]:
+            check.refuse(f"{where}.perturb_start_us", perturb_start_us, run_spec.start_perturbation_reasons(spec))
     if len(check.lines) > found or size_unit is None or name is None or resources is None or perturb_ns is None or perturb_start_us is None:
         return []
     keys = list(axes)
