@@ -84,7 +84,8 @@ def test_a_perturbed_start_alone_makes_repeats_and_is_part_of_the_id(tmp_path: P
 
 
 def test_a_start_perturbation_of_a_runtimed_program_is_refused(tmp_path: Path) -> None:
-    timed = BUS_REPEATS.replace("PERTURB", "20\nperturb_start_us = 4000").replace('run = "kbench:variant=tas"', 'run = ["kbench:variant=tas", "dd1b:count=100"]')
+    both = 'run = ["kbench:variant=tas", "dd1b:count=100"]'
+    timed = BUS_REPEATS.replace("PERTURB", "20\nperturb_start_us = 4000").replace('run = "kbench:variant=tas"', both)
     with pytest.raises(CampaignError) as caught:
         load_campaign(write(tmp_path, timed))
     assert "c.toml:study[0].perturb_start_us: 4000: dd1b is timed by runtimed, whose ROI begins 0.09 ms after it asks" in str(caught.value)
