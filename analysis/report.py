@@ -437,7 +437,8 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
     return {
         "host hours": f"{(run_seconds + boot_seconds) / 3600:.2f} ({boot_seconds / 3600:.2f} booting to checkpoints, {run_seconds / 3600:.2f} in restored runs)",
         "runs read": len(results.runs),
-        "runs left out (failed or not finished)": {info.run_id: f"{info.status}: {info.reason}" for info in results.excluded} or "none",
+        "runs left out (failed, not finished, or not in the campaign)": {info.run_id: f"{info.status}: {info.reason}" for info in results.excluded}
+        or "none",
         "runs": runs,
     }
 
@@ -516,7 +517,8 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         sections.insert(0, calibration)
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
-        f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed or not finished, left out (listed under Provenance).",
+        f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed, not finished or not in the campaign, "
+        "left out (listed under Provenance).",
         "Every number comes from gem5 runs of the lockstudy kernel; the metric definitions are analysis/data/metrics.toml.",
     ]
     if campaign is not None:
@@ -556,7 +558,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         name = campaign_name(args.campaign)
         campaign_discussions(args.campaign)  # a broken discussion file fails before the runs are read
-        results, errors = load_results(args.results, None)
+        # Only the runs the campaign declares: a run of an earlier version of it is another configuration.
+        declared = {spec.run_id for spec in load_campaign(args.campaign).runs}
+        results, errors = load_results(args.results, None, declared)
         if errors:
             for info, message in errors:
                 print(f"report: unreadable run {info.run_id}: {message}", file=sys.stderr)

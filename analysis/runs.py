@@ -27,7 +27,7 @@ import json
 import os
 from array import array
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -298,9 +298,25 @@ def read_runs(infos: list[RunInfo], jobs: int | None = None) -> tuple[list[RunSt
     return runs, errors
 
 
-def load_results(results_dir: Path, jobs: int | None = None) -> tuple[Results, list[tuple[RunInfo, str]]]:
-    """Every run of a results folder: failed runs excluded, unreadable ones returned as errors."""
+NOT_DECLARED = "not in the campaign"
+
+
+def undeclared(info: RunInfo, declared: set[str]) -> bool:
+    """A finished campaign run (runs/<id>/out/ beside its spec.json) whose id `declared` lacks. A run
+    folder of run.py's own, outside any campaign, is the user's to give and is read as it is."""
+    in_campaign = info.gem5_dir is not None and info.gem5_dir.name == CAMPAIGN_OUT and (info.gem5_dir.parent / CAMPAIGN_SPEC).is_file()
+    return info.ok and in_campaign and info.run_id not in declared
+
+
+def load_results(results_dir: Path, jobs: int | None = None, declared: set[str] | None = None) -> tuple[Results, list[tuple[RunInfo, str]]]:
+    """Every run of a results folder: failed runs excluded, unreadable ones returned as errors. With
+    `declared` (a campaign's run ids), a finished run it does not name is excluded too, as NOT_DECLARED:
+    a run of an earlier version of the campaign (another perturbation, a study since split) is another
+    configuration and must not be pooled with the campaign's own."""
     infos = discover_runs(results_dir)
+    if declared is not None:
+        infos = [replace(i, status=NOT_DECLARED, reason="a run the campaign file no longer declares") if undeclared(i, declared) else i
+                 for i in infos]  # fmt: skip
     finished = [i for i in infos if i.ok]
     runs, errors = read_runs(finished, jobs)
     return Results({r.info.run_id: r for r in runs}, [i for i in infos if not i.ok]), errors

@@ -12,7 +12,7 @@ import pytest
 
 from analysis import analyze, command, synthetic
 from analysis.config_reader import ConfigError, machine_facts, read_config
-from analysis.runs import MissingStatError, discover_runs, load_results
+from analysis.runs import NOT_DECLARED, MissingStatError, discover_runs, load_results
 from analysis.stat_rules import load_rules
 from lockstudy.paths import ROOT
 
@@ -111,6 +111,22 @@ def test_campaign_layout_uses_the_worker_run_id(tmp_path: Path) -> None:
     runs = {r.run_id: r for r in discover_runs(tmp_path)}
     assert runs["abc123"].ok and runs["abc123"].gem5_dir == run / "out"
     assert not runs["def456"].ok and runs["def456"].status == "killed"
+
+
+def test_a_campaign_run_the_campaign_no_longer_declares_is_left_out(tmp_path: Path) -> None:
+    """A run of an earlier version of the campaign (another perturbation: another id) is another
+    configuration: given the campaign's ids, load_results leaves it out, saying why."""
+    for run_id in ("kept", "orphan"):
+        synthetic.write_run(tmp_path / "runs" / run_id / "out", "piii-smp", 1, seed=4)
+        (tmp_path / "runs" / run_id / "spec.json").write_text("{}")
+        (tmp_path / "runs" / run_id / "result.json").write_text(json.dumps({"run_id": run_id, "status": "ok", "reason": ""}))
+    synthetic.write_run(tmp_path / "loose", "piii-smp", 1, seed=4)  # run.py's own folder, in no campaign: read as it is
+    results, errors = load_results(tmp_path, 1, declared={"kept"})
+    assert not errors and set(results.runs) == {"kept", "loose"}
+    (left_out,) = results.excluded
+    assert (left_out.run_id, left_out.status) == ("orphan", NOT_DECLARED)
+    everything, _ = load_results(tmp_path, 1)
+    assert set(everything.runs) == {"kept", "orphan", "loose"}
 
 
 def test_campaign_runs_still_running_or_dead_say_so(tmp_path: Path) -> None:
