@@ -7,7 +7,8 @@ result of the testcase that ran in it, and builds one table:
 
   run_id, study (a campaign run's), roi, machine, kind, cpus, nodes,
   line_bytes, kernel_build, boot_args, variant, testcase, copies,
-  run_spec, roi_cpu, trace, perturb_ns, perturb_start_us, perturb_seed, sim_seconds,
+  run_spec, roi_cpu, trace, perturb_ns, perturb_start_us, perturb_seed, start_perturbed,
+  sim_seconds,
   ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
   acquisitions, handoffs, handoffs_local, handoffs_remote,
   <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff, _per_sim_s,
@@ -62,6 +63,7 @@ SPINLOCK_SWITCH = "lockstudy.spinlock="
 SPINLOCK_SETTING = "spinlock"  # /sys/kernel/lockstudy/spinlock, as the guest printed it
 # What a kernel booted without lockstudy.spinlock= runs (kernel/variants.toml's default).
 DEFAULT_VARIANT = "qspinlock"
+NS_PER_SECOND = 1_000_000_000
 CAMPAIGN_SPEC = "spec.json"  # lockstudy/campaign/store.py: runs/<id>/spec.json
 
 
@@ -386,6 +388,19 @@ def perturbation_of(provenance: dict[str, Any]) -> tuple[float, float, float]:
     return float(values["memory_latency_var_ns"]), float(values["start_delay_max_us"]), float(values["seed"])
 
 
+def start_perturbed(result: dict[str, Any]) -> float:
+    """1.0 when a start-perturbed run's switch came its drawn delay after the guest asked, 0.0 when the
+    ROI began first (the whole set-up ran on the fast-forward CPU: the start was not perturbed), NaN for
+    a run without start perturbation."""
+    delay_ns = (result.get("provenance", {}).get("perturbation") or {}).get("start_delay_ns")
+    switched = result.get("switched_to_roi_cpu") or {}
+    ticks_per_second = result.get("ticks_per_second")
+    if delay_ns is None or "asked_tick" not in switched or not ticks_per_second:
+        return math.nan
+    delay_ticks = delay_ns * ticks_per_second // NS_PER_SECOND
+    return 1.0 if switched["tick"] - switched["asked_tick"] >= delay_ticks else 0.0
+
+
 def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, Any]]:
     """One row per ROI of a run: identity, guest counts, metrics, normalised metrics."""
     rules = rules or load_metric_rules()
@@ -423,6 +438,7 @@ def run_rows(run: RunStats, rules: MetricRules | None = None) -> list[dict[str, 
             "trace": provenance.get("trace"),
             "perturb_ns": perturb_ns,
             "perturb_start_us": perturb_start_us,
+            "start_perturbed": start_perturbed(result),
             "perturb_seed": perturb_seed,
             "sim_seconds": run.value(roi, "simSeconds"),
         }

@@ -181,6 +181,21 @@ def test_the_runs_a_target_needs_are_the_fewest_whose_interval_of_this_spread_is
     assert runs_for_half_width([1.0], RULES) is None
 
 
+def test_a_start_delay_that_outlasted_the_set_up_is_named() -> None:
+    from analysis.metrics import start_perturbed
+
+    def result(delay_ns: int, asked: int, switched: int) -> dict:
+        return {"provenance": {"perturbation": {"start_delay_ns": delay_ns}}, "ticks_per_second": 10**12,
+                "switched_to_roi_cpu": {"tick": switched, "asked_tick": asked}}  # fmt: skip
+
+    assert start_perturbed(result(2_000, 1_000, 1_000 + 2_000_000)) == 1.0  # switched 2 us after the ask, as drawn
+    assert start_perturbed(result(2_000, 1_000, 1_000 + 90_000)) == 0.0  # the ROI began 0.09 us after the ask
+    assert math.isnan(start_perturbed({"provenance": {"perturbation": None}, "switched_to_roi_cpu": {"tick": 5}}))
+    rows = [dict(kbench(f"r{i}", 1e6 + 1e4 * i, seed=float(i)), perturb_start_us=4000.0, start_perturbed=float(i != 2)) for i in range(REPEATS)]
+    (row,) = configurations_table(pd.DataFrame(rows)).to_dict("records")
+    assert row["n"] == REPEATS and "1 run(s) whose start delay outlasted the set-up: their start was not perturbed" in row["note"]
+
+
 def test_the_perturbation_is_read_from_the_provenance() -> None:
     assert perturbation_of({"perturbation": {"memory_latency_var_ns": 4, "seed": 3}}) == (4.0, 0.0, 3.0)
     both = {"memory_latency_var_ns": 20, "start_delay_max_us": 4000, "start_delay_ns": 1234, "seed": 2}

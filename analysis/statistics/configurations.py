@@ -29,6 +29,7 @@ ROI_RATE = "ops_per_sim_s"  # analysis/metrics.py: operations per simulated seco
 GUEST_WINDOW = "guest window"
 ROI_WINDOW = "ROI (the guest times no window of its own)"
 TRACED_NOTE = "traced: attribution only, no rate"
+START_PERTURBED = "start_perturbed"  # analysis/metrics.py: 0 where a start delay outlasted the set-up
 
 
 def configuration_key(row: pd.Series | dict[str, Any], rules: StatisticsRules | None = None) -> tuple[str, ...]:
@@ -104,6 +105,9 @@ def configurations_table(table: pd.DataFrame, rules: StatisticsRules | None = No
             notes = []
             if len(rated) < len(rows):
                 notes.append(f"{len(rows) - len(rated)} run(s) without {column}, left out")
+            unperturbed = int((rated[START_PERTURBED] == 0).sum()) if START_PERTURBED in rated else 0
+            if unperturbed:
+                notes.append(f"{unperturbed} run(s) whose start delay outlasted the set-up: their start was not perturbed")
             if interval.half_width_share > rules.target_half_width:
                 needed = runs_for_half_width(rated[column].astype(float).tolist(), rules)
                 record["runs_for_target"] = needed if needed is not None else math.nan
