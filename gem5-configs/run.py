@@ -99,12 +99,12 @@ class RoiControl:
         import _m5.core
         import m5
 
-        delay = self.plan.start_delay_ticks(_m5.core.getClockFrequency())
         if self.asked_tick is None:
             self.asked_tick = m5.curTick()
         if not self.plan.perturb_start_us or self.pending_switch is not None or self.switched is not None:
             self._switch("the guest asked")
             return False
+        delay = self.plan.start_delay_ticks(_m5.core.getClockFrequency())
         self.pending_switch = m5.curTick() + delay
         m5.scheduleTickExitFromCurrent(max(1, delay))
         print(f"lockstudy: the guest asked for the detailed CPUs; switching {self.plan.start_delay_ns} ns later (perturbed start)")
@@ -162,14 +162,20 @@ class RoiControl:
         self.ending_event = "exit"
         if self._console_done():
             return True
-        check, limit = run_plan.console_drain_ticks(_m5.core.getClockFrequency())
         if self.drain_deadline is None:
-            self.drain_deadline = m5.curTick() + limit
+            self.drain_deadline = m5.curTick() + run_plan.console_drain_ticks(_m5.core.getClockFrequency())[1]
             self.drained_from = m5.curTick()
             print("lockstudy: the guest called m5 exit before its console had drained; simulating on until it has")
+        self._schedule_drain_check()
+        return False
+
+    def _schedule_drain_check(self) -> None:
+        import _m5.core
+        import m5
+
+        check = run_plan.console_drain_ticks(_m5.core.getClockFrequency())[0]
         self.next_drain_check = m5.curTick() + check
         m5.scheduleTickExitFromCurrent(check)
-        return False
 
     def _console_done(self) -> bool:
         import m5
@@ -179,7 +185,6 @@ class RoiControl:
 
     def _drain_checked(self) -> bool:
         """At a console-drain check: True to stop (drained, or the limit reached)."""
-        import _m5.core
         import m5
 
         if m5.curTick() < self.next_drain_check:
@@ -187,9 +192,7 @@ class RoiControl:
         if self._console_done() or m5.curTick() >= self.drain_deadline:
             self.console_drain_ticks = m5.curTick() - self.drained_from
             return True
-        check = run_plan.console_drain_ticks(_m5.core.getClockFrequency())[0]
-        self.next_drain_check = m5.curTick() + check
-        m5.scheduleTickExitFromCurrent(check)
+        self._schedule_drain_check()
         return False
 
     def scheduled_tick(self) -> bool:
