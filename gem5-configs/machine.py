@@ -10,11 +10,17 @@ machines; a run picks one size of it (`--cpus N` for an SMP family,
 `<file>: <field>: <reason>`; `Machine.instance(count)` derives what the
 gem5 components and the kernel need: memory ranges per node, the CPU->node
 map, router hops and distances, and the `lockstudy.numa=` boot parameter.
+
+A machine's identity is its content hash (`content_sha256`): the sha256 of
+the file's parsed data, so an edit of its comments or layout (a source
+cited, a value explained) leaves the runs made on it current, and an edit
+of any value does not. Provenance records the file's sha256 as well.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import tomllib
@@ -359,7 +365,8 @@ class Machine:
 
     path: Path
     data: dict[str, Any]
-    sha256: str
+    sha256: str  # of the file's bytes
+    content_sha256: str  # of its parsed data (content_sha256()): the machine's identity
 
     @property
     def name(self) -> str:
@@ -529,6 +536,7 @@ class MachineInstance:
             "name": self.machine.name,
             "file": self.machine.path.name,
             "sha256": self.machine.sha256,
+            "content_sha256": self.machine.content_sha256,
             "kind": self.machine.kind,
             "cpus": self.num_cpus,
             "nodes": self.num_nodes,
@@ -599,6 +607,20 @@ def _cross_checks(data: dict[str, Any]) -> list[str]:
     return errors
 
 
+def content_sha256(data: dict[str, Any]) -> str:
+    """The sha256 of a machine file's parsed data, keys sorted: what its comments, layout and key order do not change."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_content_sha256(path: Path) -> str:
+    """content_sha256() of a machine file, without checking its fields (MachineError: not readable TOML)."""
+    try:
+        return content_sha256(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MachineError(f"{path}: cannot read as TOML: {exc}") from None
+
+
 def load_machine(path: Path | str) -> Machine:
     """Read and validate a machine file; raise MachineError naming every problem."""
     path = Path(path)
@@ -621,7 +643,7 @@ def load_machine(path: Path | str) -> Machine:
         errors.append(f"machine.name: {checked['machine']['name']!r} must match the file name {path.stem!r}")
     if errors:
         raise MachineError("\n".join(f"{path}: {error}" for error in errors))
-    return Machine(path.resolve(), checked, hashlib.sha256(raw).hexdigest())
+    return Machine(path.resolve(), checked, hashlib.sha256(raw).hexdigest(), content_sha256(data))
 
 
 def find_machine(name_or_path: str) -> Machine:

@@ -94,8 +94,9 @@ def console_has_done_line(text: str) -> bool:
     return any(line.startswith(guest_output.DONE + " ") for line in text.splitlines(keepends=True) if line.endswith("\n"))
 
 
-# What a checkpoint and the run restoring it must agree on.
-CHECKPOINT_MUST_MATCH = ("machine", "machine_sha256", "count", "line_bytes", "kernel_sha256", "image_sha256", "boot")
+# What a checkpoint and the run restoring it must agree on: the machine by its content
+# (machine.py content_sha256), so that an edit of its file's comments keeps its checkpoints.
+CHECKPOINT_MUST_MATCH = ("machine", "machine_content_sha256", "count", "line_bytes", "kernel_sha256", "image_sha256", "boot")
 
 
 class PlanError(ValueError):
@@ -308,6 +309,7 @@ class RunPlan:
         return {
             "machine": self.instance.machine.name,
             "machine_sha256": self.instance.machine.sha256,
+            "machine_content_sha256": self.instance.machine.content_sha256,
             "count": self.instance.size,
             "line_bytes": self.instance.line_bytes,
             "kernel_sha256": kernel_sha256,

@@ -440,6 +440,20 @@ def test_checkpoint_metadata_must_match(artifacts, tmp_path) -> None:
         run_plan.check_checkpoint(same, "k" * 64, "x" * 64)
 
 
+def test_a_checkpoint_outlives_a_comment_edit_of_its_machine_file_but_not_a_value_edit(artifacts, tmp_path) -> None:
+    checkpoint, copy = tmp_path / "ck", tmp_path / "machines" / "piii-smp.toml"
+    copy.parent.mkdir()
+    copy.write_text(PIII.read_text())
+    writer = plan_for(artifacts, "--machine", str(copy), "--cpus", "2", "--checkpoint-out", str(checkpoint))
+    run_plan.write_json_atomically(checkpoint / run_plan.CHECKPOINT_META, writer.checkpoint_meta("k" * 64, "i" * 64))
+    restore = ("--machine", str(copy), "--cpus", "2", "--checkpoint-in", str(checkpoint))
+    copy.write_text("# a source cited\n" + PIII.read_text())
+    assert run_plan.check_checkpoint(plan_for(artifacts, *restore), "k" * 64, "i" * 64)["machine_sha256"] != machine.load_machine(copy).sha256
+    copy.write_text(PIII.read_text().replace('clock = "700MHz"', 'clock = "800MHz"', 1))
+    with pytest.raises(run_plan.PlanError, match="machine_content_sha256"):
+        run_plan.check_checkpoint(plan_for(artifacts, *restore), "k" * 64, "i" * 64)
+
+
 def test_a_restore_fast_forwards_on_its_checkpoints_cpu_or_restores_detailed(artifacts, tmp_path) -> None:
     checkpoint = tmp_path / "ck"
     writer = plan_for(artifacts, "--machine", "piii-smp", "--cpus", "2", "--checkpoint-out", str(checkpoint))

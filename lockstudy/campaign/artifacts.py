@@ -49,7 +49,21 @@ def disk_image() -> Artifact:
 
 
 def machine_file(name: str) -> Artifact:
+    """A machine file, identified by its content (gem5-configs/machine.py content_sha256), not its bytes."""
+    from lockstudy.campaign.machines import machine_module
+
     path = MACHINES_DIR / f"{name}.toml"
     if not path.is_file():
         raise MissingArtifact(f"machine {name}: {path} does not exist")
-    return Artifact(path, file_sha256(path))
+    try:
+        return Artifact(path, machine_module().file_content_sha256(path))
+    except ValueError as exc:  # MachineError
+        raise MissingArtifact(str(exc)) from None
+
+
+def machine_file_sha256(name: str) -> str:
+    """The sha256 of a machine file's bytes, which runs made before content hashes recorded instead."""
+    path = MACHINES_DIR / f"{name}.toml"
+    if not path.is_file():
+        raise MissingArtifact(f"machine {name}: {path} does not exist")
+    return file_sha256(path)

@@ -4,7 +4,11 @@ Also those made on a gem5 without an extra their machine's protocol needs
 (lockstudy.gem5.REQUIRED_EXTRAS: CHI runs from before the locked-RMW fix).
 
 A run's id is its spec (spec.py): the machine's name, not its file's
-contents. So when a machine file is recalibrated, or a kernel or the image
+contents. A machine file is compared by its content hash
+(gem5-configs/machine.py content_sha256), so an edit of its comments
+leaves its runs current; a run that recorded only its file's sha256 is
+compared through the content of that file version
+(machine_versions.py). So when a machine file is recalibrated, or a kernel or the image
 rebuilt, the runs already done stay done, and a report would read them
 beside runs of the new machine. The launcher keeps them (their hours are
 spent, and gem5's result.json records what each ran on) and says so, with
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lockstudy.campaign import artifacts
+from lockstudy.campaign import artifacts, machine_versions
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.campaign.store import CampaignStore, State, RunStatus
 
@@ -47,33 +51,47 @@ def missing_extra(spec: RunSpec, result: dict[str, Any]) -> str | None:
 
 
 def made_with(result: dict[str, Any]) -> dict[str, str | None]:
+    """What a run's result.json says it ran on. The machine is its content hash, or for a run from before
+    content hashes the sha256 of its file's bytes (machine_identity() reads both alike)."""
     p = result.get("provenance", {})
+    machine = p.get("machine", {})
     return {
-        "machine": p.get("machine", {}).get("sha256"),
+        "machine": machine.get("content_sha256") or machine.get("sha256"),
         "kernel": p.get("kernel", {}).get("build_info", {}).get("build_id"),
         "image": p.get("image", {}).get("build_info", {}).get("content_hash"),
     }
+
+
+def machine_identity(recorded: str | None, file_name: str | None = None) -> str | None:
+    """A recorded machine hash as a content hash: itself, or the content of the file version it is the sha256 of."""
+    if recorded is None:
+        return None
+    return machine_versions.content_of_version(file_name, recorded) or recorded
 
 
 def current_identities(spec: RunSpec, cache: dict[str, str | None]) -> dict[str, str | None]:
     def identity(key: str, make: Any) -> str | None:
         if key not in cache:
             try:
-                cache[key] = make().identity
+                cache[key] = make()
             except artifacts.MissingArtifact:
                 cache[key] = None
         return cache[key]
 
     return {
-        "machine": identity(f"machine:{spec.machine}", lambda: artifacts.machine_file(spec.machine)),
-        "kernel": identity(f"kernel:{spec.kernel_build}", lambda: artifacts.kernel(spec.kernel_build, "vmlinux")),
-        "image": identity("image", artifacts.disk_image),
+        "machine": identity(f"machine:{spec.machine}", lambda: artifacts.machine_file(spec.machine).identity),
+        "machine_file_sha256": identity(f"machine-file:{spec.machine}", lambda: artifacts.machine_file_sha256(spec.machine)),
+        "kernel": identity(f"kernel:{spec.kernel_build}", lambda: artifacts.kernel(spec.kernel_build, "vmlinux").identity),
+        "image": identity("image", lambda: artifacts.disk_image().identity),
     }
 
 
 def differences(spec: RunSpec, result: dict[str, Any], cache: dict[str, str | None]) -> tuple[str, ...]:
     """What a run with this gem5 result.json ran on that is not today's (empty: nothing; an unknown identity is not compared)."""
     made, now = made_with(result), current_identities(spec, cache)
+    if made["machine"] and made["machine"] == now["machine_file_sha256"]:
+        made["machine"] = now["machine"]  # an earlier run's file sha256 of today's very file
+    made["machine"] = machine_identity(made["machine"], f"{spec.machine}.toml")
     names = {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
     differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
     missing = missing_extra(spec, result)
