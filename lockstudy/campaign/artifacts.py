@@ -48,13 +48,19 @@ def disk_image() -> Artifact:
     return Artifact(path, str(info["content_hash"]))
 
 
+def machine_path(name: str) -> Path:
+    """gem5-configs/machines/NAME.toml (MissingArtifact: no such file)."""
+    path = MACHINES_DIR / f"{name}.toml"
+    if not path.is_file():
+        raise MissingArtifact(f"machine {name}: {path} does not exist")
+    return path
+
+
 def machine_file(name: str) -> Artifact:
     """A machine file, identified by its content (gem5-configs/machine.py content_sha256), not its bytes."""
     from lockstudy.campaign.machines import machine_module
 
-    path = MACHINES_DIR / f"{name}.toml"
-    if not path.is_file():
-        raise MissingArtifact(f"machine {name}: {path} does not exist")
+    path = machine_path(name)
     try:
         return Artifact(path, machine_module().file_content_sha256(path))
     except ValueError as exc:  # MachineError
@@ -63,7 +69,4 @@ def machine_file(name: str) -> Artifact:
 
 def machine_file_sha256(name: str) -> str:
     """The sha256 of a machine file's bytes, which runs made before content hashes recorded instead."""
-    path = MACHINES_DIR / f"{name}.toml"
-    if not path.is_file():
-        raise MissingArtifact(f"machine {name}: {path} does not exist")
-    return file_sha256(path)
+    return file_sha256(machine_path(name))
