@@ -88,7 +88,8 @@ class RoiControl:
         import m5
 
         if self.processor.switch_to_roi():
-            self.switched = {"tick": m5.curTick(), "by": by}
+            # host_seconds splits a run's host time: restore and fast-forward before it, detailed after.
+            self.switched = {"tick": m5.curTick(), "by": by, "host_seconds": self._host_now()}
             if self.asked_tick is not None:
                 self.switched["asked_tick"] = self.asked_tick
             print(f"lockstudy: switched to {self.plan.roi_cpu} CPUs at tick {m5.curTick()} ({by})")

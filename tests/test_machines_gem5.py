@@ -85,6 +85,8 @@ def test_piii_two_cpus_boot_and_roi(gem5, built, tmp_path) -> None:
     assert result["provenance"]["machine"]["sha256"]
     assert result["topology"]["problems"] == [] and result["topology"]["boot"]["cpus"] == "2"
     assert result["switched_to_roi_cpu"]["by"] == "the guest asked"  # the testcase's m5 switchcpu, before its ROI
+    # the host time is split at the switch: restore and fast-forward before it, the detailed CPUs after
+    assert 0 < result["switched_to_roi_cpu"]["host_seconds"] <= result["roi_host_seconds"][0][0]
 
 
 @pytest.mark.kernel
