@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lockstudy import workloads
+from lockstudy.guest_output import parse_console
 
 # Small windows: each run takes well under a second natively.
 SMALL_ARGS: dict[str, list[str]] = {
@@ -218,3 +220,39 @@ def test_m5_readfile_prints_nothing_when_off(programs: Path) -> None:
     for args in (["readfile"], ["m5ops=off", "readfile"]):
         run = workloads.run_native("m5", args)
         assert (run.returncode, run.stdout, run.stderr) == (0, "", ""), args
+
+
+def test_under_init_a_testcase_prints_its_own_result_block(programs: Path, tmp_path: Path) -> None:
+    """/init names the item (LOCKSTUDY_ITEM): the program wraps its JSON line in the console protocol's
+    result block itself (workloads/report.h). No lock registry or lock events here: the host has neither."""
+    env = {"PATH": "/usr/bin:/bin", "LOCKSTUDY_ITEM": "fsmix"}
+    run = workloads.run_native("fsmix", ["iterations=10", f"dir={tmp_path}"], env=env)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "LOCKSTUDY-RESULT-BEGIN fsmix" and lines[2] == "LOCKSTUDY-RESULT-END" and len(lines) == 3
+    assert json.loads(lines[1])["testcase"] == "fsmix"
+    parsed = parse_console(run.stdout)
+    assert [r.testcase for r in parsed.parsed] == ["fsmix"]
+
+
+@pytest.mark.parametrize("program", ["write1b", "runtimed"])
+def test_the_last_item_under_gem5_ends_the_run_itself(programs: Path, tmp_path: Path, program: str) -> None:
+    """LOCKSTUDY_END_RUN (the last item, m5 ops on): after its blocks the program prints the run's
+    LOCKSTUDY-DONE line and issues m5 exit itself, so that no fork or exec runs after the last ROI.
+    With m5 ops off the exit is a no-op and the program returns."""
+    env = {"PATH": "/usr/bin:/bin", "LOCKSTUDY_ITEM": "x", "LOCKSTUDY_END_RUN": "3"}
+    args = {"write1b": ["iterations=10", f"dir={tmp_path}"], "runtimed": ["name=x", f"log={tmp_path}/x.log", "--", "true"]}[program]
+    run = workloads.run_native(program, args, env=env)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "LOCKSTUDY-RESULT-BEGIN x" and lines[2] == "LOCKSTUDY-RESULT-END" and len(lines) == 4
+    assert re.fullmatch(r"LOCKSTUDY-DONE status=ok reason=none results=3 uptime=[0-9.]+", lines[3])
+    done = parse_console(run.stdout).done
+    assert done is not None and done.fields["results"] == "3"
+
+
+def test_a_failed_last_item_claims_nothing(programs: Path, tmp_path: Path) -> None:
+    """A testcase that fails prints no block and no LOCKSTUDY-DONE: /init reports the failure."""
+    env = {"PATH": "/usr/bin:/bin", "LOCKSTUDY_ITEM": "x", "LOCKSTUDY_END_RUN": "1"}
+    run = workloads.run_native("runtimed", ["name=x", f"log={tmp_path}/x.log", "--", "false"], env=env)
+    assert run.returncode != 0 and run.stdout == ""

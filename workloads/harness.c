@@ -43,6 +43,7 @@
 #include "errors.h"
 #include "harness.h"
 #include "m5ops.h"
+#include "report.h"
 
 #define FAILURE_POLL_NS		100000000L	/* 100 ms */
 #define MAX_COPIES		4096
@@ -508,6 +509,7 @@ static void print_result(void)
 	unsigned long long ops = sum_ops(&run);
 	int i;
 
+	report_begin();
 	json_begin(&j);
 	json_str(&j, "testcase", tc->name);
 	json_str(&j, "seed", tc->seed);
@@ -548,6 +550,7 @@ static void print_result(void)
 	json_object_end(&j);
 	json_str(&j, "m5ops", m5ops_mode_name());
 	json_end_print(&j);
+	report_end();
 }
 
 /* ---- the run ----------------------------------------------------------- */

@@ -31,6 +31,7 @@
 
 #include "errors.h"
 #include "m5ops.h"
+#include "report.h"
 
 #define LINE_BYTES	4096
 #define TAIL_LINES	20
@@ -240,6 +241,7 @@ int main(int argc, char **argv)
 	if (metric)
 		value = find_metric(metric_prefix);
 
+	report_begin();
 	printf("{\"testcase\":");
 	json_string(name);
 	printf(",\"seed\":");
@@ -260,5 +262,6 @@ int main(int argc, char **argv)
 		printf(":%.6f", value);
 	}
 	printf("},\"m5ops\":\"%s\"}\n", m5ops_mode_name());
+	report_end();
 	return 0;
 }

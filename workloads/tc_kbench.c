@@ -50,6 +50,7 @@
 #include "errors.h"
 #include "json.h"
 #include "m5ops.h"
+#include "report.h"
 
 #define NAME			"kbench"
 #define BENCH_DIR		"/sys/kernel/lockstudy/bench"
@@ -688,6 +689,7 @@ static void print_result(void)
 		elapsed_ns += runs[i].elapsed_ns;
 	}
 
+	report_begin();
 	json_begin(&j);
 	json_str(&j, "testcase", NAME);
 	/* the seeds whose locks it compares: 000 (padded lock lines), 002 (NUMA-aware lock) */
@@ -757,6 +759,7 @@ static void print_result(void)
 	json_object_end(&j);
 	json_str(&j, "m5ops", m5ops_mode_name());
 	json_end_print(&j);
+	report_end();
 }
 
 int main(int argc, char **argv)
