@@ -509,7 +509,6 @@ static void print_result(void)
 	unsigned long long ops = sum_ops(&run);
 	int i;
 
-	report_begin();
 	json_begin(&j);
 	json_str(&j, "testcase", tc->name);
 	json_str(&j, "seed", tc->seed);
@@ -549,6 +548,8 @@ static void print_result(void)
 		tc->report(&run, &j);
 	json_object_end(&j);
 	json_str(&j, "m5ops", m5ops_mode_name());
+	/* the block opens only once nothing can fail before its end */
+	report_begin();
 	json_end_print(&j);
 	report_end();
 }
