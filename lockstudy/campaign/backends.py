@@ -16,7 +16,9 @@ from lockstudy.campaign.spec import RunSpec
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # "ok", "failed", "killed" (a signal ended it) or "stopped" (the disk guard: disk_guard.py)
+    # "ok", "failed", "killed" (a signal ended it) or "stopped" (the disk guard: disk_guard.py;
+    # or inputs changed under the launch: frozen_inputs.py)
+    status: str
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
 

@@ -11,6 +11,7 @@ import fcntl
 import os
 from collections import Counter
 
+from lockstudy.campaign import frozen_inputs
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.deadline import Deadline
 from lockstudy.campaign.executors import Executor
@@ -80,6 +81,8 @@ def run_campaign(
     lock = hold_launcher_lock(store)
     try:
         store.prepare(campaign.path, campaign.runs)
+        # the inputs this launch runs on: a worker refuses a run whose inputs change under it
+        frozen_inputs.record_launch(store.path, campaign.runs)
         progress = Progress(len(campaign.runs), parallel)
 
         def current() -> list[RunStatus]:

@@ -38,7 +38,9 @@ class State(str, Enum):
     FAILED = "failed"  # failed, will be retried
     GAVE_UP = "gave-up"  # failed max_attempts times
     DEAD = "dead"  # its worker died without a result
-    STOPPED = "stopped"  # the disk guard stopped it (disk_guard.py): redone by the next launch, not this one
+    # the disk guard stopped it (disk_guard.py), or its inputs changed under its launch (frozen_inputs.py):
+    # redone by the next launch, not this one
+    STOPPED = "stopped"
     QUEUED = "queued"  # waiting in a Slurm queue
     PENDING = "pending"
 

@@ -4,7 +4,9 @@ The worker holds the run's lock for the whole attempt, writes a claim,
 runs the backend into out/, then writes result.json atomically and only
 then removes the claim. A signal (Slurm's scancel or time limit, the
 launcher dying) is forwarded to the backend's processes and recorded as
-status "killed": such a run is redone on resume and never counted.
+status "killed": such a run is redone on resume and never counted. A run
+whose inputs changed since its launch started is not run at all: it ends
+"stopped" (frozen_inputs.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from lockstudy.campaign import frozen_inputs
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.backends import Outcome
 from lockstudy.campaign.store import RunDir, read_json, write_json_atomically
@@ -114,7 +117,11 @@ def run_one(campaign_dir: Path, run_id: str, backend_name: str) -> int:
         install_signal_handlers()
         started = time.monotonic()
         try:
-            outcome = backend.run(run.spec(), run.out, campaign_dir)
+            changed = frozen_inputs.changed_inputs(campaign_dir, run.spec())
+            if changed:
+                outcome = Outcome("stopped", frozen_inputs.stopped_reason(changed), {})
+            else:
+                outcome = backend.run(run.spec(), run.out, campaign_dir)
         except Killed as killed:
             outcome = Outcome("killed", f"ended by {killed}", {})
         except Exception as exc:  # noqa: BLE001 - any launcher error ends the attempt as failed
