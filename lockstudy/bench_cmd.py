@@ -123,8 +123,8 @@ TARGETS = {
         bench_gem5,
         "host seconds to boot (fast-forward CPU, to a checkpoint), to restore and reach the ROI (fast-forward to the testcase, "
         "and restored detailed, side by side), and per simulated ms of ROI on the detailed CPU, for each machine size of "
-        "lockstudy/data/bench.toml [gem5] (piii-smp 8 CPUs; altix-numa-interleaved then altix-numa at 1, 2, 4 and 8 nodes, "
-        "back to back, and their ratio; needs GEM5; about 3-4 host hours, or a chunk with --only)",
+        "lockstudy/data/bench.toml [gem5] (piii-smp 8 CPUs; altix-numa-interleaved then altix-numa at 1, 2, 4, 8 and 16 "
+        "nodes, back to back, and their ratio; needs GEM5; about 4-5 host hours, or a chunk with --only)",
     ),
     "analysis": (bench_analysis, "seconds to read 1,000 runs' gem5 stats.txt (goal <= 10 s) and per-lock trace attribution in lines/s (goal >= 1 M/s), on generated inputs of realistic size"),
 }
