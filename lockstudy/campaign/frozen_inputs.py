@@ -21,20 +21,17 @@ import time
 from pathlib import Path
 
 from lockstudy.campaign.spec import RunSpec
-from lockstudy.campaign.staleness import current_identities
+from lockstudy.campaign.staleness import current_identities, input_keys, input_names
 from lockstudy.campaign.store import read_json, write_json_atomically
 
 LAUNCH_FILE = "launch.json"
 SHORT_HASH = 12  # hex digits of an identity in a reason
 
 
-def _input_keys(spec: RunSpec) -> dict[str, str]:
-    """The run's inputs: their cache key in current_identities(), and how a reason names them."""
-    return {
-        f"machine:{spec.machine}": f"machine file {spec.machine}.toml",
-        f"kernel:{spec.kernel_build}": f"kernel build {spec.kernel_build}",
-        "image": "disk image",
-    }
+def _inputs(spec: RunSpec) -> dict[str, str]:
+    """The run's inputs: the key each identity is recorded under, and how a reason names it."""
+    names = input_names(spec)
+    return {key: names[field] for field, key in input_keys(spec).items()}
 
 
 def identities(specs: list[RunSpec]) -> dict[str, str | None]:
@@ -43,7 +40,7 @@ def identities(specs: list[RunSpec]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for spec in specs:
         current_identities(spec, cache)
-        out.update({key: cache[key] for key in _input_keys(spec)})
+        out.update({key: cache[key] for key in input_keys(spec).values()})
     return out
 
 
@@ -70,7 +67,7 @@ def changed_inputs(campaign_dir: Path, spec: RunSpec) -> list[str]:
     now = identities([spec])
     return [
         f"{name} ({_short(at_launch[key])} at the launch, {_short(now[key])} now)"
-        for key, name in _input_keys(spec).items()
+        for key, name in _inputs(spec).items()
         if key in at_launch and at_launch[key] != now[key]
     ]
 

@@ -69,7 +69,19 @@ def machine_identity(recorded: str | None, file_name: str | None = None) -> str 
     return machine_versions.content_of_version(file_name, recorded) or recorded
 
 
+def input_keys(spec: RunSpec) -> dict[str, str]:
+    """A run's inputs by their field in current_identities(): the key its identity is cached under (one per file)."""
+    return {"machine": f"machine:{spec.machine}", "kernel": f"kernel:{spec.kernel_build}", "image": "image"}
+
+
+def input_names(spec: RunSpec) -> dict[str, str]:
+    """How a message names each input of a run, by its field in current_identities()."""
+    return {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
+
+
 def current_identities(spec: RunSpec, cache: dict[str, str | None]) -> dict[str, str | None]:
+    keys = input_keys(spec)
+
     def identity(key: str, make: Any) -> str | None:
         if key not in cache:
             try:
@@ -79,10 +91,10 @@ def current_identities(spec: RunSpec, cache: dict[str, str | None]) -> dict[str,
         return cache[key]
 
     return {
-        "machine": identity(f"machine:{spec.machine}", lambda: artifacts.machine_file(spec.machine).identity),
+        "machine": identity(keys["machine"], lambda: artifacts.machine_file(spec.machine).identity),
         "machine_file_sha256": identity(f"machine-file:{spec.machine}", lambda: artifacts.machine_file_sha256(spec.machine)),
-        "kernel": identity(f"kernel:{spec.kernel_build}", lambda: artifacts.kernel(spec.kernel_build, "vmlinux").identity),
-        "image": identity("image", lambda: artifacts.disk_image().identity),
+        "kernel": identity(keys["kernel"], lambda: artifacts.kernel(spec.kernel_build, "vmlinux").identity),
+        "image": identity(keys["image"], lambda: artifacts.disk_image().identity),
     }
 
 
@@ -92,7 +104,7 @@ def differences(spec: RunSpec, result: dict[str, Any], cache: dict[str, str | No
     if made["machine"] and made["machine"] == now["machine_file_sha256"]:
         made["machine"] = now["machine"]  # an earlier run's file sha256 of today's very file
     made["machine"] = machine_identity(made["machine"], f"{spec.machine}.toml")
-    names = {"machine": f"machine file {spec.machine}.toml", "kernel": f"kernel build {spec.kernel_build}", "image": "disk image"}
+    names = input_names(spec)
     differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
     missing = missing_extra(spec, result)
     if missing:
