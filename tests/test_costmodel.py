@@ -252,8 +252,23 @@ def test_a_spec_of_fixed_work_takes_its_roi_from_the_nearest_size_measured(tmp_p
     borrowed = SimulatedTime.gather([], stands).roi_ms("altix-numa-interleaved", 2, "cal_latency:kib=8", "timing")
     assert isinstance(borrowed, Estimate) and borrowed.value == pytest.approx(4.0)
     assert "on altix-numa (stand-in: none measured on altix-numa-interleaved)" in borrowed.rule
-    other = known.roi_ms("altix-numa", 16, "cal_latency:kib=256", "timing")
-    assert isinstance(other, NoPrediction)  # another spec: its own work, not this one's
+    # another spec: its own work, not this one's; its siblings' longest ROI at the nearest size, with the margin
+    sibling = known.roi_ms("altix-numa", 16, "cal_latency:kib=256", "timing")
+    assert isinstance(sibling, Estimate) and sibling.fallback
+    assert sibling.value == pytest.approx(5.0 * settings.sibling_margin)
+    assert f"cal_latency's longest ROI with other arguments at 8 cpus, x {settings.sibling_margin:g}" in sibling.rule
+    without = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})], sibling_margin=None))
+    assert isinstance(without.roi_ms("altix-numa", 16, "cal_latency:kib=256", "timing"), NoPrediction)
+    assert isinstance(known.roi_ms("altix-numa", 16, "cal_stream:kib=256", "timing"), NoPrediction)  # no sibling measured
+
+
+def test_a_sibling_margin_below_one_is_refused(tmp_path: Path) -> None:
+    from lockstudy.costmodel.settings import SETTINGS_FILE
+
+    broken = tmp_path / "costmodel.toml"
+    broken.write_text(SETTINGS_FILE.read_text().replace("margin = 2.0", "margin = 0.5"))
+    with pytest.raises(InputError, match=r"simulated_time.siblings.margin: 0.5: is not a number of at least 1"):
+        load_settings(broken)
 
 
 def test_a_work_rule_that_is_not_a_list_of_keys_is_refused(tmp_path: Path) -> None:

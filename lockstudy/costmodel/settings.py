@@ -64,6 +64,8 @@ class CostSettings:
     work: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # machine -> the machine whose measured ROIs the work rule borrows when it has none of its own
     stand_ins: dict[str, str] = field(default_factory=dict)
+    # the factor on a testcase's longest ROI measured with other arguments (None: that rule is off)
+    sibling_margin: float | None = None
     source_file: Path = SETTINGS_FILE
 
 
@@ -98,6 +100,9 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
         if not isinstance(other, str) or not other or other == name:
             raise InputError(Problem(str(path), f"simulated_time.stand_ins.{name}", repr(other), "is not another machine's name").line())
         stand_ins[name] = other
+    sibling_margin = data.get("simulated_time", {}).get("siblings", {}).get("margin")
+    if sibling_margin is not None and (isinstance(sibling_margin, bool) or not isinstance(sibling_margin, number) or sibling_margin < 1):
+        raise InputError(Problem(str(path), "simulated_time.siblings.margin", repr(sibling_margin), "is not a number of at least 1").line())
     tables = []
     for index, table in enumerate(data.get("simulated_time", {}).get("measured_tables", [])):
         where = f"simulated_time.measured_tables[{index}]"
@@ -124,5 +129,6 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
         measured_tables=tables,
         work=work,
         stand_ins=stand_ins,
+        sibling_margin=None if sibling_margin is None else float(sibling_margin),
         source_file=path,
     )

@@ -19,7 +19,11 @@ simulated time. In order:
 4. the same spec elsewhere: the same run spec on that machine and CPU
    model at the nearest other size (a calibration chase's work is fixed
    by its spec, and only its latencies change with the size);
-5. otherwise it is not known, and the caller says so.
+5. siblings: a testcase with no work rule, run with other arguments on
+   that machine and CPU model at the nearest size: its longest ROI times a margin
+   (costmodel.toml [simulated_time.siblings]): a calibration chase at a
+   distance or a footprint not yet measured;
+6. otherwise it is not known, and the caller says so.
 
 In 1 and 2, runs of the kernel build the campaign will run are taken when
 there are any: a kernel change can move a ROI (the lock bench's threads,
@@ -158,7 +162,9 @@ class SimulatedTime:
                 total += window * ratio
                 rules.append(f"{testcase} window {window:g} ms x {ratio:.3f} ({where})")
                 continue
-            scaled = self.scaled_by_work(machine, cpus, testcase, params, cpu_model) or self.same_spec_elsewhere(machine, cpus, run_spec, cpu_model)
+            scaled = (self.scaled_by_work(machine, cpus, testcase, params, cpu_model)
+                      or self.same_spec_elsewhere(machine, cpus, run_spec, cpu_model)
+                      or self.siblings(machine, cpus, testcase, cpu_model))  # fmt: skip
             if scaled is None:
                 return NoPrediction(
                     f"ROI time unknown: no measured run of {run_spec} on {machine} at any size ({cpu_model}), and {testcase} "
@@ -200,6 +206,26 @@ class SimulatedTime:
                 nearest = _nearest_size(by_size, cpus)
                 on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
                 return statistics.median(by_size[nearest]), f"the same spec's ROI measured at {nearest} cpus{on}"
+        return None
+
+    def siblings(self, machine: str, cpus: int, testcase: str, cpu_model: str) -> tuple[float, str] | None:
+        """(ROI ms, the rule) from `testcase` run alone with other arguments on `machine` and `cpu_model`
+        at the nearest size: the longest of those ROIs times the settings' margin. An upper guess, for a
+        run whose arguments were never measured (a chase at a farther node, a larger footprint)."""
+        margin = self.settings.sibling_margin
+        if margin is None or testcase in self.settings.work:
+            return None  # a testcase with a work rule is scaled by its work or not at all
+        for source in (machine, self.settings.stand_ins.get(machine)):
+            by_size: dict[int, list[float]] = {}
+            for key_cpus, _, values in self._single_runs(source, testcase, cpu_model):
+                by_size.setdefault(key_cpus, []).extend(values)
+            if by_size:
+                nearest = _nearest_size(by_size, cpus)
+                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
+                return (
+                    max(by_size[nearest]) * margin,
+                    f"{testcase}'s longest ROI with other arguments at {nearest} cpus{on}, x {margin:g}",
+                )
         return None
 
     def _single_runs(self, machine: str | None, testcase: str, cpu_model: str | None = None,
