@@ -6,7 +6,8 @@ absolute paths (result.json's provenance and command, gem5's config.json).
 Published results (tests/fixtures/gem5/, results/) must not. This copies
 stats.txt, config.json, console.log and result.json, rewriting each
 absolute prefix into a placeholder (`$GEM5`, `<repo>`, `<run>`,
-`<checkpoint>`, `<cache>` for the machine-wide cache, `~` for the home
+`<checkpoint>`, `<cache>` for the machine-wide cache, `<build>` for a
+build folder outside the checkout (LOCKSTUDY_BUILD), `~` for the home
 folder), and refuses to finish if any of those prefixes, or the
 folders holding them, still appear. With --trace-lines A:B it also keeps
 lines A..B (1-based, inclusive) of the ROI trace, gzip'd: a real excerpt
@@ -36,6 +37,11 @@ RECORD = "PUBLISHED.json"
 PATH_END = r"(?![\w.+-])"
 
 
+BUILD = "<build>"
+# run.py's image is <build folder>/image/rootfs.ext2 (lockstudy/image.py).
+IMAGE_DEPTH_IN_BUILD = 2
+
+
 class PublishError(RuntimeError):
     """The run cannot be published; the message says why."""
 
@@ -50,7 +56,22 @@ def placeholders(source: Path, result: dict[str, Any]) -> list[tuple[str, str]]:
         pairs.append((str(provenance["checkpoint_in"]), "<checkpoint>"))
     if result.get("gem5_outdir"):
         pairs.append((str(result["gem5_outdir"]), "<run>/m5out"))
+    build = build_folder(result)
+    if build is not None:
+        pairs.append((str(build), BUILD))
     return sorted(pairs, key=lambda pair: -len(pair[0]))
+
+
+def build_folder(result: dict[str, Any]) -> Path | None:
+    """The build folder the run's kernel and image came from, when it is outside the checkout
+    (LOCKSTUDY_BUILD): from the image path its provenance records, else None."""
+    image = (result.get("provenance", {}).get("image") or {}).get("path")
+    if not isinstance(image, str) or not Path(image).is_absolute():
+        return None
+    folder = Path(image).parents[IMAGE_DEPTH_IN_BUILD - 1]
+    if folder == Path(folder.anchor):
+        return None
+    return None if folder.is_relative_to(ROOT) else folder
 
 
 def forbidden(pairs: list[tuple[str, str]]) -> set[str]:

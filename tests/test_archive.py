@@ -160,6 +160,30 @@ def test_a_restored_run_is_done_whole_and_points_at_this_checkout(tmp_path: Path
     assert not list(here.path.glob("runs/.*")), "no scratch folder is left behind"
 
 
+def test_a_run_built_outside_the_checkout_is_packed_as_build_and_restored_to_this_build_folder(
+        tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A run made with LOCKSTUDY_BUILD elsewhere names that folder as <build> in the archive, and comes
+    back pointing at this machine's build folder."""
+    there = CampaignStore(campaign.name, tmp_path / "lost-machine")
+    spec = campaign.runs[0]
+    out = make_done_run(there, spec)
+    elsewhere = tmp_path / "their-scratch" / "build"
+    result = json.loads((out / "result.json").read_text())
+    result["provenance"]["kernel"]["path"] = str(elsewhere / "kernel" / "smp" / "vmlinux")
+    result["provenance"]["image"]["path"] = str(elsewhere / "image" / "rootfs.ext2")
+    (out / "result.json").write_text(json.dumps(result, indent=1))
+    list(archive_campaign(campaign, there, settings(tmp_path)))
+    packed = members_of(run_tar(tmp_path / "archive", campaign.name, spec.run_id))["out/result.json"].decode()
+    assert str(elsewhere) not in packed and "<build>/kernel/smp/vmlinux" in packed
+    mine = tmp_path / "my-build"
+    monkeypatch.setenv("LOCKSTUDY_BUILD", str(mine))
+    here = CampaignStore(campaign.name, tmp_path / "new-machine")
+    restore_campaign(campaign, here, settings(tmp_path))
+    restored = json.loads((here.run_dir(spec.run_id).out / "result.json").read_text())
+    assert restored["provenance"]["kernel"]["path"] == str(mine / "kernel" / "smp" / "vmlinux")
+    assert restored["provenance"]["image"]["path"] == str(mine / "image" / "rootfs.ext2")
+
+
 def test_a_run_done_or_running_here_is_not_replaced_and_a_failed_one_is(tmp_path: Path, campaign: Campaign) -> None:
     _there, here = archived_on_a_lost_machine(tmp_path, campaign, campaign.runs[:2])
     own = make_done_run(here, campaign.runs[0])

@@ -61,6 +61,25 @@ def test_published_files_name_no_absolute_path_of_this_machine(tmp_path: Path) -
     assert json.loads((dest / publish.RECORD).read_text())["source_sha256"]["stats.txt"]
 
 
+def test_a_build_folder_outside_the_checkout_is_named_by_its_placeholder(tmp_path: Path) -> None:
+    """LOCKSTUDY_BUILD elsewhere (a cluster's scratch): the run's kernel and image paths become <build>/...,
+    and a run built in the checkout keeps <repo>/build/..."""
+    run = run_folder(tmp_path)
+    outside = tmp_path / "scratch" / "lockstudy-build"
+    result = json.loads((run / "result.json").read_text())
+    result["provenance"]["image"] = {"path": str(outside / "image" / "rootfs.ext2")}
+    result["provenance"]["kernel"]["path"] = str(outside / "kernel" / "smp" / "vmlinux")
+    (run / "result.json").write_text(json.dumps(result))
+    publish.publish(run, tmp_path / "published", None)
+    text = (tmp_path / "published" / "result.json").read_text()
+    assert str(tmp_path) not in text
+    provenance = json.loads(text)["provenance"]
+    assert provenance["image"]["path"] == "<build>/image/rootfs.ext2"
+    assert provenance["kernel"]["path"] == "<build>/kernel/smp/vmlinux"
+    assert publish.build_folder({"provenance": {"image": {"path": str(ROOT / "build" / "image" / "rootfs.ext2")}}}) is None
+    assert publish.build_folder({"provenance": {"image": {"path": "rootfs.ext2"}}}) is None
+
+
 def test_a_path_left_over_after_rewriting_stops_the_publication(tmp_path: Path) -> None:
     run = run_folder(tmp_path)
     # the folder holding the checkpoint, named on its own, is not a placeholder's prefix

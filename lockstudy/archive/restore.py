@@ -33,8 +33,8 @@ from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.campaign.staleness import differences
 from lockstudy.campaign.store import CampaignStore, State
-from lockstudy.paths import ROOT, cache_dir
-from lockstudy.publish import TRACE, replace_paths
+from lockstudy.paths import ROOT, build_dir, cache_dir
+from lockstudy.publish import BUILD, TRACE, replace_paths
 
 KEPT_STATES = (State.DONE, State.RUNNING)  # a results folder's own run wins over the archive's
 REQUIRED_MEMBERS = frozenset({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES)})
@@ -70,7 +70,7 @@ def read_members(tar_path: Path, entry: dict[str, Any]) -> dict[str, bytes]:
 
 def local_paths(run_out: Path) -> list[tuple[str, str]]:
     """Placeholders that name something on this machine too, longest first."""
-    return [("<run>", str(run_out)), ("<repo>", str(ROOT)), ("<cache>", str(cache_dir())), ("~", str(Path.home()))]
+    return [("<run>", str(run_out)), ("<repo>", str(ROOT)), ("<cache>", str(cache_dir())), (BUILD, str(build_dir())), ("~", str(Path.home()))]
 
 
 def localised(text: str, run_out: Path) -> str:
