@@ -20,9 +20,9 @@ simulated time. In order:
    model at the nearest other size (a calibration chase's work is fixed
    by its spec, and only its latencies change with the size);
 5. siblings: a testcase with no work rule, run with other arguments on
-   that machine and CPU model at the nearest size: its longest ROI times a margin
-   (costmodel.toml [simulated_time.siblings]): a calibration chase at a
-   distance or a footprint not yet measured;
+   that machine and CPU model at the nearest size: its longest ROI times
+   a margin (costmodel.toml [simulated_time.siblings]), for a calibration
+   chase at a distance or a footprint not yet measured;
 6. otherwise it is not known, and the caller says so.
 
 In 1 and 2, runs of the kernel build the campaign will run are taken when
