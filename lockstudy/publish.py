@@ -68,9 +68,10 @@ def build_folder(result: dict[str, Any]) -> Path | None:
     image = (result.get("provenance", {}).get("image") or {}).get("path")
     if not isinstance(image, str) or not Path(image).is_absolute():
         return None
-    folder = Path(image).parents[IMAGE_DEPTH_IN_BUILD - 1]
-    if folder == Path(folder.anchor):
-        return None
+    parents = Path(image).parents
+    if len(parents) <= IMAGE_DEPTH_IN_BUILD:
+        return None  # no build folder above image/ (the file system's root is none)
+    folder = parents[IMAGE_DEPTH_IN_BUILD - 1]
     return None if folder.is_relative_to(ROOT) else folder
 
 

@@ -77,7 +77,9 @@ def test_a_build_folder_outside_the_checkout_is_named_by_its_placeholder(tmp_pat
     assert provenance["image"]["path"] == "<build>/image/rootfs.ext2"
     assert provenance["kernel"]["path"] == "<build>/kernel/smp/vmlinux"
     assert publish.build_folder({"provenance": {"image": {"path": str(ROOT / "build" / "image" / "rootfs.ext2")}}}) is None
-    assert publish.build_folder({"provenance": {"image": {"path": "rootfs.ext2"}}}) is None
+    for shallow in ("rootfs.ext2", "/rootfs.ext2", "/image/rootfs.ext2"):
+        assert publish.build_folder({"provenance": {"image": {"path": shallow}}}) is None
+    assert publish.build_folder({"provenance": {"image": {"path": "/b/image/rootfs.ext2"}}}) == Path("/b")
 
 
 def test_a_path_left_over_after_rewriting_stops_the_publication(tmp_path: Path) -> None:
