@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lockstudy.campaign.executors import SlurmExecutor
-from lockstudy.campaign.gem5_backend import perturbation_options
+from lockstudy.campaign.gem5_backend import after_roi_options, perturbation_options
 from lockstudy.campaign.loader import CampaignError, load_campaign
 from lockstudy.campaign.store import CampaignStore
 from lockstudy.paths import ROOT
@@ -146,6 +146,21 @@ def test_run_ids_are_stable_and_ignore_resources(tmp_path: Path) -> None:
     more_time = GOOD.replace("time_minutes = 30", "time_minutes = 90")
     second = {r.run_id for r in load_campaign(write(tmp_path, more_time)).runs}
     assert first == second and len(first) == 8
+
+
+def test_a_study_may_allow_a_longer_after_roi_phase_without_changing_its_runs(tmp_path: Path) -> None:
+    """32 threads freeing 8 MiB each outlast run.toml's 250 ms after the ROI (a calibration run, 2026-11-27):
+    [study.resources] after_roi_ms gives such a study more, as run.py's --after-roi-limit-ms."""
+    longer = GOOD.replace('perturb_ns = 4\n', 'perturb_ns = 4\n[study.resources]\nafter_roi_ms = 600\n')
+    runs = load_campaign(write(tmp_path, longer)).runs
+    numa = [r for r in runs if r.study == "numa"]
+    assert {r.resources.after_roi_ms for r in numa} == {600} and after_roi_options(numa[0]) == ["--after-roi-limit-ms", "600"]
+    sweep = [r for r in runs if r.study == "sweep"]
+    assert {r.resources.after_roi_ms for r in sweep} == {None} and after_roi_options(sweep[0]) == []
+    assert {r.run_id for r in runs} == {r.run_id for r in load_campaign(write(tmp_path, GOOD)).runs}
+    bad = GOOD.replace('perturb_ns = 4\n', 'perturb_ns = 4\n[study.resources]\nafter_roi_ms = 0\n')
+    with pytest.raises(CampaignError, match=r"study\[1\]\.resources\.after_roi_ms: 0: is not a positive integer"):
+        load_campaign(write(tmp_path, bad))
 
 
 def test_boot_argument_order_does_not_change_the_id(tmp_path: Path) -> None:

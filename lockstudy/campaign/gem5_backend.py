@@ -99,6 +99,12 @@ def perturbation_options(spec: RunSpec) -> list[str]:
     return [*options, "--perturb-seed", str(spec.perturb_seed)] if options else []
 
 
+def after_roi_options(spec: RunSpec) -> list[str]:
+    """run.py's after-ROI limit when the study sets one ([study.resources] after_roi_ms)."""
+    limit = spec.resources.after_roi_ms
+    return [] if limit is None else ["--after-roi-limit-ms", str(limit)]
+
+
 class DiskStop(RuntimeError):
     """A boot stopped by the disk guard: the run ends "stopped", not failed."""
 
@@ -171,6 +177,7 @@ class Gem5Backend:
             "--checkpoint-in",
             str(checkpoint / "checkpoint"),
             *perturbation_options(spec),
+            *after_roi_options(spec),
         ]
         measured = run_measured(argv, outdir / "gem5.log", guard.shortfall, guard.floor.poll_seconds)
         status = measured.returncode

@@ -41,6 +41,7 @@ STUDY_FIELDS = frozenset(MATRIX_FIELDS) | {"name", "repeat", "perturb_ns", "pert
 CAMPAIGN_FIELDS = frozenset({"name", "description", "max_attempts"})
 TOP_FIELDS = frozenset({"campaign", "defaults", "study"})
 RESOURCE_FIELDS = ("time_minutes", "memory_gb", "host_cpus")
+OPTIONAL_RESOURCE_FIELDS = ("after_roi_ms",)
 BUILT_IN_DEFAULTS: dict[str, Any] = {
     "kernel_build": "smp",
     "cpu_model": "timing",
@@ -307,7 +308,7 @@ def resources_of(check: _Checker, where: str, defaults: Any, own: Any) -> Resour
             check.fail(place, table, "is not a table", f"a table of {', '.join(RESOURCE_FIELDS)}")
             return None
     table = {**defaults, **own}
-    check.known_keys(f"{where}.resources", table, RESOURCE_FIELDS)
+    check.known_keys(f"{where}.resources", table, RESOURCE_FIELDS + OPTIONAL_RESOURCE_FIELDS)
     values: dict[str, int | None] = {}
     for field in RESOURCE_FIELDS:
         if field not in table:
@@ -317,4 +318,9 @@ def resources_of(check: _Checker, where: str, defaults: Any, own: Any) -> Resour
             values[field] = check.positive_int(f"{where}.resources.{field}", table[field])
     if any(value is None for value in values.values()):
         return None
+    for field in OPTIONAL_RESOURCE_FIELDS:
+        if field in table:
+            values[field] = check.positive_int(f"{where}.resources.{field}", table[field])
+            if values[field] is None:
+                return None
     return Resources(**values)  # type: ignore[arg-type]

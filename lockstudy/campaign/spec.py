@@ -16,6 +16,9 @@ class Resources:
     time_minutes: int
     memory_gb: int
     host_cpus: int
+    # Simulated ms the run may go on after an ROI before it counts as stuck
+    # (run.py --after-roi-limit-ms); None: gem5-configs/run.toml's after_roi.limit_ms.
+    after_roi_ms: int | None = None
 
 
 @dataclass(frozen=True)
