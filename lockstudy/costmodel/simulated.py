@@ -37,7 +37,7 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
 from lockstudy.costmodel.settings import CostSettings, MeasuredTable
@@ -174,39 +174,51 @@ class SimulatedTime:
             rules.append(scaled[1])
         return Estimate(total, "ROI: " + "; ".join(rules), fallback=True)
 
+    def _nearest_measured(self, machine: str, cpus: int,
+                          by_size_on: Callable[[str | None], dict[int, list[float]]]) -> tuple[list[float], int, str] | None:
+        """(the ROI ms at the nearest size, that size, how the rule names a stand-in) from `by_size_on(machine)`,
+        else from `by_size_on` the machine's stand-in (costmodel.toml [simulated_time.stand_ins]); None when
+        neither has a measured size."""
+        for source in (machine, self.settings.stand_ins.get(machine)):
+            by_size = by_size_on(source)
+            if by_size:
+                nearest = _nearest_size(by_size, cpus)
+                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
+                return by_size[nearest], nearest, on
+        return None
+
     def scaled_by_work(self, machine: str, cpus: int, testcase: str, params: dict[str, str], cpu_model: str) -> tuple[float, str] | None:
         """(ROI ms, the rule) from measured runs of `testcase` on `machine` and `cpu_model` at the nearest
         size, each times the ratio of its work to this spec's (costmodel.toml [simulated_time.work])."""
         keys = self.settings.work.get(testcase)
         if not keys:
             return None
-        for source in (machine, self.settings.stand_ins.get(machine)):
+
+        def scaled(source: str | None) -> dict[int, list[float]]:
             by_size: dict[int, list[float]] = {}
             for key_cpus, measured_params, values in self._single_runs(source, testcase, cpu_model):
                 factor = work_ratio(keys, params, measured_params)
                 if factor is not None:
                     by_size.setdefault(key_cpus, []).extend(value * factor for value in values)
-            if by_size:
-                nearest = _nearest_size(by_size, cpus)
-                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
-                return (
-                    statistics.median(by_size[nearest]),
-                    f"{testcase} ROI measured at {nearest} cpus{on}, scaled by its work ({' x '.join(keys)})",
-                )
-        return None
+            return by_size
+
+        found = self._nearest_measured(machine, cpus, scaled)
+        if found is None:
+            return None
+        values, nearest, on = found
+        return statistics.median(values), f"{testcase} ROI measured at {nearest} cpus{on}, scaled by its work ({' x '.join(keys)})"
 
     def same_spec_elsewhere(self, machine: str, cpus: int, run_spec: str, cpu_model: str) -> tuple[float, str] | None:
         """(ROI ms, the rule) of this very run spec measured on `machine` and `cpu_model` at the nearest other
         size: a testcase whose work is fixed by its spec (a calibration chase) takes about as long at every
         size, apart from the latencies the size changes."""
-        for source in (machine, self.settings.stand_ins.get(machine)):
-            by_size = {key_cpus: values for (key_machine, key_cpus, spec, model), values in self.measured.items()
-                       if (key_machine, spec, model) == (source, run_spec, cpu_model)}  # fmt: skip
-            if by_size:
-                nearest = _nearest_size(by_size, cpus)
-                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
-                return statistics.median(by_size[nearest]), f"the same spec's ROI measured at {nearest} cpus{on}"
-        return None
+        found = self._nearest_measured(machine, cpus, lambda source: {
+            key_cpus: values for (key_machine, key_cpus, spec, model), values in self.measured.items()
+            if (key_machine, spec, model) == (source, run_spec, cpu_model)})  # fmt: skip
+        if found is None:
+            return None
+        values, nearest, on = found
+        return statistics.median(values), f"the same spec's ROI measured at {nearest} cpus{on}"
 
     def siblings(self, machine: str, cpus: int, testcase: str, cpu_model: str) -> tuple[float, str] | None:
         """(ROI ms, the rule) from `testcase` run alone with other arguments on `machine` and `cpu_model`
@@ -215,18 +227,18 @@ class SimulatedTime:
         margin = self.settings.sibling_margin
         if margin is None or testcase in self.settings.work:
             return None  # a testcase with a work rule is scaled by its work or not at all
-        for source in (machine, self.settings.stand_ins.get(machine)):
+
+        def runs(source: str | None) -> dict[int, list[float]]:
             by_size: dict[int, list[float]] = {}
             for key_cpus, _, values in self._single_runs(source, testcase, cpu_model):
                 by_size.setdefault(key_cpus, []).extend(values)
-            if by_size:
-                nearest = _nearest_size(by_size, cpus)
-                on = "" if source == machine else f" on {source} (stand-in: none measured on {machine})"
-                return (
-                    max(by_size[nearest]) * margin,
-                    f"{testcase}'s longest ROI with other arguments at {nearest} cpus{on}, x {margin:g}",
-                )
-        return None
+            return by_size
+
+        found = self._nearest_measured(machine, cpus, runs)
+        if found is None:
+            return None
+        values, nearest, on = found
+        return max(values) * margin, f"{testcase}'s longest ROI with other arguments at {nearest} cpus{on}, x {margin:g}"
 
     def _single_runs(self, machine: str | None, testcase: str, cpu_model: str | None = None,
                      measured: dict[Key, list[float]] | None = None) -> Iterator[tuple[int, dict[str, str], list[float]]]:
