@@ -451,7 +451,13 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
         else:
             result.update(status="failed", reason=f"no checkpoint: the run ended with {control.ending_event or 'no exit event'}")
     elif control.ending_event == STUCK_AFTER_ROI:
-        result.update(status="failed", reason=f"{STUCK_AFTER_ROI}: stopped at simulated {result['simulated_seconds']:.3f} s")
+        # The limit it was stopped under: the launcher retries the run once its study allows more (lockstudy/campaign/store.py).
+        result["after_roi_limit_ms"] = plan.after_roi_limit()
+        result.update(
+            status="failed",
+            reason=f"{run_plan.run_rules.STUCK_AFTER_ROI} (no exit within {plan.after_roi_limit():g} simulated ms of it): "
+            f"stopped at simulated {result['simulated_seconds']:.3f} s",
+        )
     elif control.ending_event != "exit":
         result.update(status="failed", reason=f"the run ended with {control.ending_event}: {result['exit']['cause']}")
     elif incomplete:

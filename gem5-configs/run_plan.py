@@ -10,14 +10,12 @@ all of it without a gem5 binary.
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import json
 import os
 import random
 import re
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ import machine as machines
 from lockstudy import guest_output
 # The rules a campaign's runs are checked by, so run.py refuses what a campaign's dry-run refuses.
 from lockstudy.validation import runs as run_rules
+from lockstudy.validation.run_limits import AFTER_ROI_OPTION, RUN_LIMITS_FILE, after_roi_limit_ms, run_limit
 
 CPU_TYPES = ("timing", "o3")
 FAST_FORWARD_TYPES = ("atomic", "kvm")
@@ -55,30 +54,8 @@ LPJ_ARG = "lpj="
 KERNEL_CONFIG_NEXT_TO_KERNEL = "config"  # build/kernel/<build>/config (lockstudy/kernel/build.py)
 KERNEL_HZ_OPTION = re.compile(r"^CONFIG_HZ=(\d+)$", re.MULTILINE)
 CHECKPOINT_META = "lockstudy-checkpoint.json"
-RUN_LIMITS_FILE = Path(__file__).resolve().parent / "run.toml"
 MS_PER_SECOND = 1000
 US_PER_SECOND = 1_000_000
-
-
-class RunLimitsError(ValueError):
-    """gem5-configs/run.toml is not what its comments say."""
-
-
-@functools.lru_cache(maxsize=None)
-def run_limit(section: str, key: str, unit: str, path: Path = RUN_LIMITS_FILE) -> float:
-    """A positive limit of run.toml, `[section] key`, in `unit` (named in the error)."""
-    try:
-        value = tomllib.loads(path.read_text()).get(section, {}).get(key)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RunLimitsError(f"{path}: {exc}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise RunLimitsError(f"{path}: {section}.{key}: expected a positive number of {unit}, found {value!r}")
-    return float(value)
-
-
-def after_roi_limit_ms(path: Path = RUN_LIMITS_FILE) -> float:
-    """How long a restored run may simulate after an ROI with no new ROI and no exit (run.toml)."""
-    return run_limit("after_roi", "limit_ms", "milliseconds", path)
 
 
 def console_drain_ticks(ticks_per_second: int, path: Path = RUN_LIMITS_FILE) -> tuple[int, int]:
@@ -151,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--perturb-seed", type=int, default=0, help="seed of the perturbation's random draws (a repeat's index)")
     parser.add_argument(
-        "--after-roi-limit-ms", type=float, default=None,
+        AFTER_ROI_OPTION, type=float, default=None,
         help="stop as stuck when the guest neither exits nor begins another ROI this many simulated ms after an ROI "
         "(default: gem5-configs/run.toml after_roi.limit_ms)",
     )
@@ -193,10 +170,13 @@ class RunPlan:
     no_memory_map: bool = False  # a traced run that does not ask for the guest's memory map
     restore_detailed: bool = False  # a restored run on the detailed CPUs from the checkpoint on
 
+    def after_roi_limit(self) -> float:
+        """Simulated ms the run may go on after an ROI: --after-roi-limit-ms, else run.toml's after_roi.limit_ms."""
+        return self.after_roi_ms if self.after_roi_ms is not None else after_roi_limit_ms()
+
     def after_roi_limit_ticks(self, ticks_per_second: int) -> int:
-        """run.toml's after_roi.limit_ms, in ticks."""
-        limit_ms = self.after_roi_ms if self.after_roi_ms is not None else after_roi_limit_ms()
-        return max(1, int(limit_ms * ticks_per_second // MS_PER_SECOND))
+        """after_roi_limit(), in ticks."""
+        return max(1, int(self.after_roi_limit() * ticks_per_second // MS_PER_SECOND))
 
     @property
     def perturbation(self) -> dict[str, int] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import textwrap
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from lockstudy.campaign.executors import SlurmExecutor
 from lockstudy.campaign.gem5_backend import after_roi_options, perturbation_options
 from lockstudy.campaign.loader import CampaignError, load_campaign
-from lockstudy.campaign.store import CampaignStore
+from lockstudy.campaign.store import CampaignStore, State
 from lockstudy.paths import ROOT
 
 GOOD = """\
@@ -158,6 +159,15 @@ def test_a_study_may_allow_a_longer_after_roi_phase_without_changing_its_runs(tm
     sweep = [r for r in runs if r.study == "sweep"]
     assert {r.resources.after_roi_ms for r in sweep} == {None} and after_roi_options(sweep[0]) == []
     assert {r.run_id for r in runs} == {r.run_id for r in load_campaign(write(tmp_path, GOOD)).runs}
+    # Both stopped as stuck under run.toml's limit: the launch retries the one whose study now allows more.
+    from lockstudy.validation.runs import STUCK_AFTER_ROI
+
+    store = CampaignStore("c", tmp_path / "results")
+    for run in (numa[0], sweep[0]):
+        folder = store.run_dir(run.run_id)
+        folder.path.mkdir(parents=True)
+        folder.result_file.write_text(json.dumps({"attempt": 1, "status": "failed", "reason": f"{STUCK_AFTER_ROI}: stopped"}))
+    assert [s.state for s in store.statuses([numa[0], sweep[0]], max_attempts=2)] == [State.FAILED, State.GAVE_UP]
     bad = GOOD.replace('perturb_ns = 4\n', 'perturb_ns = 4\n[study.resources]\nafter_roi_ms = 0\n')
     with pytest.raises(CampaignError, match=r"study\[1\]\.resources\.after_roi_ms: 0: is not a positive integer"):
         load_campaign(write(tmp_path, bad))

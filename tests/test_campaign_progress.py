@@ -67,6 +67,35 @@ def test_a_run_stuck_after_its_roi_is_given_up_at_once_and_any_other_failure_ret
         assert run.status(max_attempts=2).state == state
 
 
+def stuck_run(tmp_path: Path, run_id: str, **result: object) -> RunDir:
+    from lockstudy.validation.runs import STUCK_AFTER_ROI
+
+    reason = f"{STUCK_AFTER_ROI} (no exit within ...): stopped at simulated 2.594 s"
+    run = RunDir(tmp_path, run_id)
+    run.path.mkdir(parents=True)
+    run.attempts_file.write_text(json.dumps([{"attempt": 1, "status": "failed", "reason": reason}]))
+    run.result_file.write_text(json.dumps({"attempt": 1, "status": "failed", "reason": reason, **result}))
+    return run
+
+
+def test_a_stuck_run_is_retried_once_its_study_allows_more_time_after_the_roi(tmp_path: Path) -> None:
+    """A 32-thread stream run stopped as stuck under run.toml's limit, before its study set after_roi_ms = 600."""
+    from lockstudy.validation.run_limits import after_roi_limit_ms
+
+    default = after_roi_limit_ms()
+    recorded = stuck_run(tmp_path, "recorded", after_roi_limit_ms=default)
+    from_command = stuck_run(tmp_path, "command", command=["gem5", "run.py", "--after-roi-limit-ms", str(default)])
+    from_before = stuck_run(tmp_path, "before")  # run.py did not record its limit yet: run.toml's
+    for run in (recorded, from_command, from_before):
+        assert run.status(max_attempts=2).state == State.GAVE_UP
+        assert run.status(max_attempts=2, after_roi_ms=default).state == State.GAVE_UP
+        retried = run.status(max_attempts=2, after_roi_ms=default + 350)
+        assert retried.state == State.FAILED
+        assert f"now allows {default + 350:g} ms after the ROI, not {default:g}: retried" in retried.reason
+    stuck_again = stuck_run(tmp_path, "again", after_roi_limit_ms=default + 350)
+    assert stuck_again.status(max_attempts=2, after_roi_ms=default + 350).state == State.GAVE_UP
+
+
 def test_status_sums_each_study_in_the_campaigns_order() -> None:
     from lockstudy.campaign.progress import study_lines
 

@@ -640,23 +640,25 @@ def test_a_scalar_where_a_table_belongs(tmp_path: Path) -> None:
 
 
 def test_the_after_roi_limit_is_read_from_run_toml_and_checked(tmp_path: Path) -> None:
-    import run_plan
+    from lockstudy.validation import run_limits
 
-    assert run_plan.after_roi_limit_ms() > 0
+    assert run_limits.after_roi_limit_ms() > 0
     bad = tmp_path / "run.toml"
     bad.write_text("[after_roi]\nlimit_ms = -1\n")
-    with pytest.raises(run_plan.RunLimitsError, match=r"run\.toml: after_roi\.limit_ms: expected a positive number of milliseconds, found -1"):
-        run_plan.after_roi_limit_ms(bad)
+    with pytest.raises(run_limits.RunLimitsError, match=r"run\.toml: after_roi\.limit_ms: expected a positive number of milliseconds, found -1"):
+        run_limits.after_roi_limit_ms(bad)
 
 
 def test_the_console_drain_is_read_from_run_toml_and_checked(tmp_path: Path) -> None:
     import run_plan
 
+    from lockstudy.validation.run_limits import RunLimitsError
+
     check, limit = run_plan.console_drain_ticks(10**12)  # gem5's 1 ps tick
     assert 0 < check < limit
     bad = tmp_path / "run.toml"
     bad.write_text("[console_drain]\ncheck_us = 100\nlimit_ms = 0\n")
-    with pytest.raises(run_plan.RunLimitsError, match=r"run\.toml: console_drain\.limit_ms: expected a positive number of milliseconds, found 0"):
+    with pytest.raises(RunLimitsError, match=r"run\.toml: console_drain\.limit_ms: expected a positive number of milliseconds, found 0"):
         run_plan.console_drain_ticks(10**12, bad)
     good = tmp_path / "good.toml"
     good.write_text("[console_drain]\ncheck_us = 100\nlimit_ms = 20\n")

@@ -141,6 +141,7 @@ def test_a_guest_that_does_not_exit_after_its_roi_is_stopped_as_stuck(gem5, buil
     )
     assert result["status"] == "failed"
     assert "stuck after the ROI" in result["reason"]
+    assert result["after_roi_limit_ms"] == 0.001  # the launcher retries it only when its study allows more
     assert stats_blocks(tmp_path) == len(result["roi_ticks"]) == 1  # the ROI itself was measured
 
 

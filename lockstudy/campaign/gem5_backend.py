@@ -35,6 +35,7 @@ from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
 from lockstudy.publish import TRACE
+from lockstudy.validation.run_limits import AFTER_ROI_OPTION
 
 RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
 CPUINFO = "/proc/cpuinfo"
@@ -102,7 +103,7 @@ def perturbation_options(spec: RunSpec) -> list[str]:
 def after_roi_options(spec: RunSpec) -> list[str]:
     """run.py's after-ROI limit when the study sets one ([study.resources] after_roi_ms)."""
     limit = spec.resources.after_roi_ms
-    return [] if limit is None else ["--after-roi-limit-ms", str(limit)]
+    return [] if limit is None else [AFTER_ROI_OPTION, str(limit)]
 
 
 class DiskStop(RuntimeError):

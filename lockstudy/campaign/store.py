@@ -30,6 +30,7 @@ from lockstudy.campaign.spec import RunSpec
 from lockstudy.files import flock_held, write_json_atomically
 from lockstudy.paths import ROOT
 from lockstudy.validation import runs as run_rules
+from lockstudy.validation.run_limits import AFTER_ROI_OPTION, after_roi_limit_ms
 
 
 class State(str, Enum):
@@ -135,9 +136,10 @@ class RunDir:
             where += f", for {format_seconds(time.time() - started)}"
         return where
 
-    def status(self, max_attempts: int, queued: bool = False) -> RunStatus:
+    def status(self, max_attempts: int, queued: bool = False, after_roi_ms: float | None = None) -> RunStatus:
         """The run's state. Only real failures count towards giving up:
-        killed and dead attempts are the infrastructure's, and are redone."""
+        killed and dead attempts are the infrastructure's, and are redone.
+        `after_roi_ms`: what its study now allows after an ROI (None: run.toml's)."""
         attempts = self.attempts()
         failures = sum(1 for a in attempts if a.get("status") == "failed")
         if self.is_locked():
@@ -158,10 +160,32 @@ class RunDir:
             return RunStatus(self.run_id, State.DEAD, len(attempts), f"killed: {reason}")
         if result.get("status") == "stopped":
             return RunStatus(self.run_id, State.STOPPED, len(attempts), reason)
-        # A run stuck after its ROI would be stuck again at the same tick: no retry.
-        deterministic = reason.startswith(run_rules.STUCK_AFTER_ROI)
-        state = State.GAVE_UP if failures >= max_attempts or deterministic else State.FAILED
+        if reason.startswith(run_rules.STUCK_AFTER_ROI):
+            # gem5 is deterministic: under the same limit it would be stuck again at the same tick.
+            allowed = after_roi_ms if after_roi_ms is not None else after_roi_limit_ms()
+            stopped_under = stuck_limit_ms(result)
+            if allowed <= stopped_under:
+                return RunStatus(self.run_id, State.GAVE_UP, len(attempts), reason)
+            retry = f"{reason}; its study now allows {allowed:g} ms after the ROI, not {stopped_under:g}: retried"
+            return RunStatus(self.run_id, State.FAILED, len(attempts), retry)
+        state = State.GAVE_UP if failures >= max_attempts else State.FAILED
         return RunStatus(self.run_id, state, len(attempts), reason)
+
+
+def stuck_limit_ms(result: dict[str, Any]) -> float:
+    """The after-ROI limit a run was stopped as stuck under: its result's
+    (run.py records it), else the --after-roi-limit-ms of its command, else
+    run.toml's (results from before run.py recorded it)."""
+    recorded = result.get("after_roi_limit_ms")
+    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool):
+        return float(recorded)
+    command = result.get("command")
+    if isinstance(command, list) and AFTER_ROI_OPTION in command[:-1]:
+        try:
+            return float(command[command.index(AFTER_ROI_OPTION) + 1])
+        except ValueError:
+            pass
+    return after_roi_limit_ms()
 
 
 class CampaignStore:
@@ -181,7 +205,7 @@ class CampaignStore:
                 write_json_atomically(run.spec_file, spec.to_json())
 
     def statuses(self, specs: list[RunSpec], max_attempts: int, queued: frozenset[str] = frozenset()) -> list[RunStatus]:
-        return [self.run_dir(s.run_id).status(max_attempts, s.run_id in queued) for s in specs]
+        return [self.run_dir(s.run_id).status(max_attempts, s.run_id in queued, s.resources.after_roi_ms) for s in specs]
 
     def write_index(self, specs: list[RunSpec], max_attempts: int, queued: frozenset[str] = frozenset()) -> Path:
         entries = []
