@@ -36,6 +36,19 @@ def write_report(target: str, figures: dict[str, Any]) -> Path:
     return path
 
 
+def read_report(target: str) -> dict[str, Any]:
+    """The figures an earlier run wrote (empty when there are none, or they do not parse)."""
+    path = build_dir() / "bench" / f"{target}.json"
+    try:
+        figures = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"note: {path}: {exc}; its figures are not kept")
+        return {}
+    return figures if isinstance(figures, dict) else {}
+
+
 def timed_run_sh(args: list[str], env: dict[str, str]) -> float:
     started = time.monotonic()
     subprocess.run([str(ROOT / "run.sh"), *args], env=env, check=True, stdout=subprocess.DEVNULL)
@@ -113,7 +126,7 @@ def bench_kernel(args: argparse.Namespace) -> int:
 def bench_gem5(args: argparse.Namespace) -> int:
     from lockstudy import bench_gem5 as gem5_bench
 
-    return gem5_bench.bench_gem5(args, settings, write_report)
+    return gem5_bench.bench_gem5(args, settings, write_report, read_report)
 
 
 TARGETS = {
@@ -146,6 +159,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--only",
         action="append",
         metavar="MACHINE-SIZE",
-        help="gem5: measure only this machine size (repeatable), e.g. --only altix-numa-interleaved-8 --only altix-numa-8: a chunk that fits a session",
+        help="gem5: measure only this machine size (repeatable), e.g. --only altix-numa-interleaved-8 --only altix-numa-8: "
+        "a chunk that fits a session; build/bench/gem5.json keeps the sizes of earlier chunks measured on today's inputs, "
+        "and a new/old ratio pairs only sizes of one chunk",
     )
     parser.set_defaults(func=lambda args: TARGETS[args.target][0](args))

@@ -9,23 +9,32 @@ the first saves before the ROI is measured side by side. The figures come
 from run.py's own result.json (host_seconds, roi_host_seconds, roi_ticks),
 so they time gem5 and nothing around it. Needs GEM5; without it, says what
 is missing.
+
+A chunk (--only) adds its sizes to build/bench/gem5.json: the sizes an
+earlier chunk measured stay when they were measured on today's inputs (the
+gem5 binary, kernel build, disk image and machine file) with the same ROI,
+and each size records when it was measured and the host's load then. A
+new/old ratio pairs only two sizes measured in one chunk, back to back.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from lockstudy import gem5 as gem5_finder
+from lockstudy.campaign import artifacts
 from lockstudy.campaign.gem5_backend import run_script_argv
 from lockstudy.campaign.machines import gem5_for_machine, machine_module
 from lockstudy.campaign.measured import run_measured
 from lockstudy.console import error, step
-from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.image import ext2_path
+from lockstudy.kernel.build import kernel_output_dir
 
 TICKS_PER_MS = 10**9  # gem5 ticks are picoseconds
 
@@ -107,55 +116,101 @@ def select_machines(machines: list[list[Any]], only: list[str] | None) -> list[l
     return [[machine, size] for machine, size in machines if machine_name(machine, size) in only]
 
 
-def bench_gem5(args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path]) -> int:
+def inputs_of(binary: gem5_finder.Gem5Info, machine: str, kernel_build: str) -> dict[str, Any]:
+    """What a size's figures were measured on: the gem5 binary, kernel build, disk image and machine file."""
+    return {
+        "gem5": binary.as_provenance(),
+        "kernel_build_id": artifacts.kernel(kernel_build, "vmlinux").identity,
+        "image_content_hash": artifacts.disk_image().identity,
+        "machine_file": artifacts.machine_file(machine).identity,
+    }
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def kept_from_earlier(previous: dict[str, Any], measured: dict[str, Any], inputs: dict[str, dict[str, Any]], config: dict[str, Any]) -> dict[str, Any]:
+    """The sizes of an earlier chunk's file that this chunk did not measure and that still hold:
+    the same ROI, and measured on today's inputs of their machine (`inputs`, by machine name)."""
+    if previous.get("roi_spec") != config["roi_spec"] or previous.get("roi_cpu") != config["roi_cpu"]:
+        return {}
+    kept = {}
+    for name, row in previous.get("sizes", {}).items():
+        machine = row.get("machine")
+        if name not in measured and machine in inputs and row.get("inputs") == inputs[machine]:
+            kept[name] = row
+    return kept
+
+
+def bench_gem5(args: argparse.Namespace, settings: Callable[[str], dict[str, Any]], write_report: Callable[[str, dict[str, Any]], Path],
+               previous: Callable[[str], dict[str, Any]]) -> int:
     config = settings("gem5")
+    all_machines = config["machines"]
     try:
-        config["machines"] = select_machines(config["machines"], args.only)
+        config["machines"] = select_machines(all_machines, args.only)
     except ValueError as exc:
         error(str(exc))
         return 1
     binaries: dict[str, gem5_finder.Gem5Info] = {}
-    for machine, _size in config["machines"]:
+    inputs: dict[str, dict[str, Any]] = {}
+    selected = {machine for machine, _size in config["machines"]}
+    for machine in dict.fromkeys(machine for machine, _size in all_machines):
         try:
             binaries[machine] = gem5_for_machine(machine)
+            inputs[machine] = inputs_of(binaries[machine], machine, config["kernel_build"])
         except gem5_finder.Gem5Unavailable as exc:
-            error(f"bench gem5 needs gem5 for machine {machine}: {exc}")
+            if machine in selected:
+                error(f"bench gem5 needs gem5 for machine {machine}: {exc}")
+                return 1
+            # no gem5 for it today: an earlier chunk's sizes of this machine are not kept
+        except artifacts.MissingArtifact as exc:
+            error(f"bench gem5: {exc}")
             return 1
-    figures: dict[str, Any] = {
-        "gem5": {machine: info.as_provenance() for machine, info in binaries.items()},
-        "roi_spec": config["roi_spec"],
-        "roi_cpu": config["roi_cpu"],
-    }
+    chunk = utc_now()
+    measured: dict[str, Any] = {}
     # In the file's order: the machines compared are listed size by size,
     # so the two models of one size run back to back on the same host load.
     for machine, size in config["machines"]:
+        load = os.getloadavg()[0]
+        started = utc_now()
         with tempfile.TemporaryDirectory(prefix="lockstudy-bench-gem5-") as scratch:
-            figures[machine_name(machine, size)] = measure(binaries[machine], config, machine, size, Path(scratch))
-    print(f"\n    {'machine':<28} {'boot (s)':>9} {'restore to ROI (s)':>19} {'restored detailed (s)':>22} {'host s / sim ms':>16}")
-    for machine, size in config["machines"]:
-        row = figures[machine_name(machine, size)]
+            row = measure(binaries[machine], config, machine, size, Path(scratch))
+        measured[machine_name(machine, size)] = {
+            **row, "machine": machine, "size": size, "chunk": chunk, "measured_at": started,
+            "host_load_1min_before": round(load, 2), "inputs": inputs[machine],
+        }  # fmt: skip
+    sizes = {**kept_from_earlier(previous("gem5"), measured, inputs, config), **measured}
+    ordered = [[machine, size] for machine, size in all_machines if machine_name(machine, size) in sizes]
+    print(f"\n    {'machine':<28} {'boot (s)':>9} {'restore to ROI (s)':>19} {'restored detailed (s)':>22} {'host s / sim ms':>16}  measured")
+    for machine, size in ordered:
+        row = sizes[machine_name(machine, size)]
+        when = "now" if row["chunk"] == chunk else row["chunk"]
         print(
             f"    {machine_name(machine, size):<28} {row['boot_host_s']:>9.0f} {row['restore_to_roi_host_s']:>19.0f} "
-            f"{row['restore_detailed_to_roi_host_s']:>22.0f} {row['host_s_per_simulated_ms']:>16.1f}"
+            f"{row['restore_detailed_to_roi_host_s']:>22.0f} {row['host_s_per_simulated_ms']:>16.1f}  {when}"
         )
-    comparisons = compare_models(config, figures)
+    figures: dict[str, Any] = {"roi_spec": config["roi_spec"], "roi_cpu": config["roi_cpu"], "sizes": sizes}
+    comparisons = compare_models({**config, "machines": ordered}, sizes)
     if comparisons:
         figures["comparisons"] = comparisons
-        print(f"\n    {'new / old model, host s per simulated ms':<44} {'ratio':>6}")
+        print(f"\n    {'new / old model, host s per simulated ms':<44} {'ratio':>6}  measured side by side")
         for row in comparisons:
-            print(f"    {row['new'] + ' / ' + row['old'] + ' at ' + str(row['size']):<44} {row['ratio']:>6.2f}")
+            print(f"    {row['new'] + ' / ' + row['old'] + ' at ' + str(row['size']):<44} {row['ratio']:>6.2f}  {row['chunk']}")
     print(f"\nfigures: {write_report('gem5', figures)}")
     return 0
 
 
 def compare_models(config: dict[str, Any], figures: dict[str, Any]) -> list[dict[str, Any]]:
-    """For each [old, new] pair of bench.toml's `compare`, new over old at every size both ran."""
+    """For each [old, new] pair of bench.toml's `compare`, new over old at every size both ran in one chunk."""
     rows = []
     for old, new in config.get("compare", []):
         for machine, size in config["machines"]:
-            if machine != new or machine_name(old, size) not in figures:
+            if machine != new or machine_name(old, size) not in figures or machine_name(new, size) not in figures:
                 continue
-            old_rate = figures[machine_name(old, size)]["host_s_per_simulated_ms"]
-            new_rate = figures[machine_name(new, size)]["host_s_per_simulated_ms"]
-            rows.append({"old": old, "new": new, "size": size, "ratio": round(new_rate / old_rate, 2)})
+            old_row, new_row = figures[machine_name(old, size)], figures[machine_name(new, size)]
+            if old_row.get("chunk") != new_row.get("chunk"):
+                continue  # not measured back to back: no ratio
+            ratio = round(new_row["host_s_per_simulated_ms"] / old_row["host_s_per_simulated_ms"], 2)
+            rows.append({"old": old, "new": new, "size": size, "ratio": ratio, "chunk": new_row.get("chunk")})
     return rows
