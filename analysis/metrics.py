@@ -11,6 +11,7 @@ result of the testcase that ran in it, and builds one table:
   sim_seconds,
   ops, ops_per_s (the guest's clock), ops_per_sim_s (simulated ROI time),
   acquisitions, handoffs, handoffs_local, handoffs_remote,
+  acquisition_fairness (kbench: Jain's index over the CPUs' acquisitions),
   <metric> ..., <metric>_per_op, _per_acquisition, _per_handoff, _per_sim_s,
   metrics.<name> (the testcase's own scalar measures),
   lockevent.<event> (the kernel's lock event counts over the testcase, where
@@ -267,8 +268,27 @@ def variant_of(result: dict[str, Any], guest: dict[str, Any]) -> str:
     return str(settings.get(SPINLOCK_SETTING, DEFAULT_VARIANT))
 
 
+def jain_fairness(shares: list[float]) -> float:
+    """Jain's fairness index of what each party got: (sum x)^2 / (n sum x^2), 1 when all got the same,
+    1/n when one got everything (Jain, Chiu & Hawe, DEC-TR-301, 1984). NaN when there is nothing to share."""
+    squares = sum(x * x for x in shares)
+    if not shares or squares == 0:
+        return math.nan
+    return sum(shares) ** 2 / (len(shares) * squares)
+
+
+def acquisitions_by_cpu(runs: list[dict[str, Any]]) -> list[float]:
+    """kbench's per-thread acquisitions of its bench lock, added up per CPU over its runs ([] without them)."""
+    by_cpu: dict[int, float] = defaultdict(float)
+    for run in runs:
+        for thread in run.get("threads") or []:
+            by_cpu[int(thread["cpu"])] += float(thread["acquisitions"])
+    return [by_cpu[cpu] for cpu in sorted(by_cpu)]
+
+
 def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
-    """The testcase's own counts: ops, and for kbench the bench lock's acquisitions and hand-offs."""
+    """The testcase's own counts: ops, and for kbench the bench lock's acquisitions and hand-offs,
+    and how evenly its CPUs shared the acquisitions (a NUMA-aware lock may keep the lock on one node)."""
     counted = guest.get("ops_unit") != ""  # runtimed without ops= (dbench) prints ops 0 and no unit: no count
     counts = {
         "ops": float(guest.get("ops", math.nan)) if counted else math.nan,
@@ -277,10 +297,12 @@ def guest_counts(guest: dict[str, Any]) -> dict[str, float]:
         "handoffs": math.nan,
         "handoffs_local": math.nan,
         "handoffs_remote": math.nan,
+        "acquisition_fairness": math.nan,
     }
     runs = guest.get("metrics", {}).get("runs") if isinstance(guest.get("metrics"), dict) else None
     if guest.get("testcase") == "kbench" and isinstance(runs, list):
         counts["acquisitions"] = float(sum(run["acquisitions"] for run in runs))
+        counts["acquisition_fairness"] = jain_fairness(acquisitions_by_cpu(runs))
         for key in ("handoffs", "handoffs_local", "handoffs_remote"):
             counts[key] = float(guest["counters"][key])
     return counts

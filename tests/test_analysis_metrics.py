@@ -86,6 +86,19 @@ def test_ruby_metrics_are_the_printed_stats() -> None:
     assert (row["handoffs_local"], row["handoffs_remote"]) == (counts["counters"]["handoffs_local"], counts["counters"]["handoffs_remote"])
     assert row["invalidations_per_acquisition"] == pytest.approx(row["invalidations"] / row["acquisitions"])
     assert math.isnan(row["bus_requests"]) and (row["nodes"], row["cpus"]) == (2, 4)
+    taken = [thread["acquisitions"] for thread in counts["metrics"]["runs"][0]["threads"]]  # 208, 204, 214, 230
+    assert row["acquisition_fairness"] == pytest.approx(sum(taken) ** 2 / (4 * sum(x * x for x in taken))) and 0.99 < row["acquisition_fairness"] < 1
+
+
+def test_jains_index_is_one_when_all_share_alike_and_one_over_n_when_one_takes_all() -> None:
+    """The CNA runs of the kbench sweep: fair on node-local homes, one node's pair holding the lock on the interleaved model."""
+    from analysis.metrics import acquisitions_by_cpu, jain_fairness
+
+    assert jain_fairness([329, 329, 330, 329, 327, 327, 326, 326]) == pytest.approx(1.0, abs=1e-4)
+    assert jain_fairness([9, 14, 1307, 1304, 15, 15, 14, 14]) == pytest.approx(0.265, abs=1e-3)
+    assert jain_fairness([0, 0, 5, 0]) == 0.25 and math.isnan(jain_fairness([])) and math.isnan(jain_fairness([0, 0]))
+    two_runs = [{"threads": [{"cpu": 1, "acquisitions": 3}, {"cpu": 0, "acquisitions": 1}]}, {"threads": [{"cpu": 0, "acquisitions": 2}]}]
+    assert acquisitions_by_cpu(two_runs) == [3.0, 3.0] and acquisitions_by_cpu([{"acquisitions": 5}]) == []
 
 
 def test_network_messages_count_for_a_run_whose_switch_counters_restart_per_roi(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from analysis.model_comparison.table import comparison_table
 from analysis.statistics.pooling import PoolingError
 
 RULES = load_rules()
-LOCAL_SHARE, REQUESTS, RATE = (metric.column for metric in RULES.metrics)
+LOCAL_SHARE, REQUESTS, RATE, FAIRNESS = (metric.column for metric in RULES.metrics)
 
 
 def kbench(machine: str, nodes: int, variant: str, repeat: int, share: float, requests: float, rate: float, *,
@@ -25,6 +25,7 @@ def kbench(machine: str, nodes: int, variant: str, repeat: int, share: float, re
         "boot_args": "", "variant": variant, "testcase": "kbench", "copies": float(2 * nodes), "roi": 0,
         "roi_cpu": "timing", "run_spec": f"kbench:variant={variant},duration_ms={duration_ms}", "trace": trace,
         "perturb_ns": 4.0, "perturb_seed": float(repeat), LOCAL_SHARE: share, REQUESTS: requests, RATE: rate,
+        FAIRNESS: 1.0 - share / 2,
     }  # fmt: skip
 
 
