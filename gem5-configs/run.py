@@ -30,6 +30,7 @@ import machine as machines  # noqa: E402
 import run_plan  # noqa: E402
 
 from lockstudy import gem5 as gem5_finder  # noqa: E402  (our extras; standard library only)
+from lockstudy.validation.run_limits import STUCK_LIMIT_FIELD  # noqa: E402
 
 # gem5 writes these into its own -d directory; run.py gathers them in --outdir.
 GEM5_OUTPUTS = ("stats.txt", "config.json", "config.ini")
@@ -452,7 +453,7 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
             result.update(status="failed", reason=f"no checkpoint: the run ended with {control.ending_event or 'no exit event'}")
     elif control.ending_event == STUCK_AFTER_ROI:
         # The limit it was stopped under: the launcher retries the run once its study allows more (lockstudy/campaign/store.py).
-        result["after_roi_limit_ms"] = plan.after_roi_limit()
+        result[STUCK_LIMIT_FIELD] = plan.after_roi_limit()
         result.update(
             status="failed",
             reason=f"{run_plan.run_rules.STUCK_AFTER_ROI} (no exit within {plan.after_roi_limit():g} simulated ms of it): "

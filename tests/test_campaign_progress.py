@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import fcntl
 import json
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from lockstudy.campaign.progress import Progress
 from lockstudy.campaign.store import RunDir, RunStatus, State, claimed_by
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_gem5 import install_fake_gem5  # noqa: E402
 
 
 class Clock:
@@ -103,3 +109,34 @@ def test_status_sums_each_study_in_the_campaigns_order() -> None:
     studies = ["kbench-bus", "kbench-bus", "kbench-bus", "fdlock", "fdlock", "padding"]
     lines = study_lines(studies, [RunStatus(f"r{i}", state, 1) for i, state in enumerate(states)])
     assert lines == ["  kbench-bus: 2/3 done, 1 pending", "  fdlock: 0/2 done, 1 running, 1 dead", "  padding: 1/1 done"]
+
+
+# A gem5 whose run.py stopped the run as stuck after its ROI under 250 ms.
+STUCK_GEM5 = """\
+import json, sys
+from pathlib import Path
+args = sys.argv[1:]
+out = Path(args[args.index("--outdir") + 1])
+out.mkdir(parents=True, exist_ok=True)
+if "--checkpoint-out" in args:
+    Path(args[args.index("--checkpoint-out") + 1]).mkdir(parents=True)
+    raise SystemExit(0)
+reason = "stuck after the ROI (no exit within 250 simulated ms of it): stopped at simulated 2.594 s"
+(out / "result.json").write_text(json.dumps({"status": "failed", "reason": reason, "after_roi_limit_ms": 250.0}))
+"""
+
+
+def test_the_gem5_backend_keeps_the_limit_a_stuck_run_was_stopped_under(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run.py writes it in its own result.json; the store reads the run's, so the backend carries it over."""
+    from lockstudy.campaign.gem5_backend import Gem5Backend
+    from lockstudy.campaign.loader import load_campaign
+    from lockstudy.paths import ROOT
+    from lockstudy.validation.run_limits import STUCK_LIMIT_FIELD
+
+    install_fake_gem5(tmp_path, monkeypatch, STUCK_GEM5)
+    spec = load_campaign(ROOT / "campaigns" / "smoke.toml").runs[0]
+    out = tmp_path / "campaign" / "runs" / spec.run_id / "out"
+    out.mkdir(parents=True)
+    outcome = Gem5Backend().run(spec, out, tmp_path / "campaign")
+    assert outcome.status == "failed" and outcome.reason.startswith("stuck after the ROI")
+    assert outcome.details[STUCK_LIMIT_FIELD] == 250.0

@@ -35,7 +35,7 @@ from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import read_json, write_json_atomically
 from lockstudy.paths import ROOT
 from lockstudy.publish import TRACE
-from lockstudy.validation.run_limits import AFTER_ROI_OPTION
+from lockstudy.validation.run_limits import AFTER_ROI_OPTION, STUCK_LIMIT_FIELD
 
 RUN_SCRIPT = ROOT / "gem5-configs" / "run.py"
 CPUINFO = "/proc/cpuinfo"
@@ -192,6 +192,8 @@ class Gem5Backend:
             return Outcome("failed", f"gem5 exited with status {status} and wrote no result.json (see gem5.log)", {"command": argv, "costs": costs})
         result = json.loads(result_file.read_text())
         details = {"command": argv, "checkpoint": str(checkpoint), "gem5_result": str(result_file), "costs": costs}
+        if STUCK_LIMIT_FIELD in result:  # the limit a stuck run was stopped under: the store retries it above that
+            details[STUCK_LIMIT_FIELD] = result[STUCK_LIMIT_FIELD]
         if result.get("status") != "ok" or status != 0:
             return Outcome("failed", str(result.get("reason") or f"gem5 exited with status {status}"), details)
         return Outcome("ok", "", details)

@@ -30,7 +30,7 @@ from lockstudy.campaign.spec import RunSpec
 from lockstudy.files import flock_held, write_json_atomically
 from lockstudy.paths import ROOT
 from lockstudy.validation import runs as run_rules
-from lockstudy.validation.run_limits import AFTER_ROI_OPTION, after_roi_limit_ms
+from lockstudy.validation.run_limits import AFTER_ROI_OPTION, STUCK_LIMIT_FIELD, after_roi_limit_ms
 
 
 class State(str, Enum):
@@ -174,9 +174,10 @@ class RunDir:
 
 def stuck_limit_ms(result: dict[str, Any]) -> float:
     """The after-ROI limit a run was stopped as stuck under: its result's
-    (run.py records it), else the --after-roi-limit-ms of its command, else
-    run.toml's (results from before run.py recorded it)."""
-    recorded = result.get("after_roi_limit_ms")
+    (run.py records it, the gem5 backend copies it), else the
+    --after-roi-limit-ms of its command, else run.toml's (results from
+    before run.py recorded it)."""
+    recorded = result.get(STUCK_LIMIT_FIELD)
     if isinstance(recorded, (int, float)) and not isinstance(recorded, bool):
         return float(recorded)
     command = result.get("command")

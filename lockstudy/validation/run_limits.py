@@ -14,6 +14,9 @@ from pathlib import Path
 RUN_LIMITS_FILE = Path(__file__).resolve().parents[2] / "gem5-configs" / "run.toml"
 # run.py's option that overrides after_roi.limit_ms for one run (a study's [study.resources] after_roi_ms).
 AFTER_ROI_OPTION = "--after-roi-limit-ms"
+# The result.json field (run.py's, copied into the run's own by the gem5 backend) that gives
+# the limit a run stopped as stuck after its ROI was stopped under.
+STUCK_LIMIT_FIELD = "after_roi_limit_ms"
 
 
 class RunLimitsError(ValueError):
