@@ -7,6 +7,19 @@ from pathlib import Path
 
 import pytest
 
+# How a stand-in gem5 program starts: `args`, its --outdir as `out`, and a boot (--checkpoint-out)
+# that makes its checkpoint folder and ends; what follows is the restored run's.
+PROGRAM_START = """\
+import json, sys, time
+from pathlib import Path
+args = sys.argv[1:]
+out = Path(args[args.index("--outdir") + 1])
+out.mkdir(parents=True, exist_ok=True)
+if "--checkpoint-out" in args:
+    Path(args[args.index("--checkpoint-out") + 1]).mkdir(parents=True)
+    raise SystemExit(0)
+"""
+
 
 def install_fake_gem5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, program: str) -> Path:
     """Make the gem5 backend run `program` (Python) as gem5, with stand-in kernel and image; its path."""

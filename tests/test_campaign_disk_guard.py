@@ -18,7 +18,7 @@ from lockstudy.campaign.store import RunDir, RunStatus, State
 from lockstudy.paths import ROOT
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_gem5 import install_fake_gem5  # noqa: E402
+from fake_gem5 import PROGRAM_START, install_fake_gem5  # noqa: E402
 
 SETTINGS = ROOT / "lockstudy" / "data" / "campaign.toml"
 QUICK_POLL_S = 0.1
@@ -79,15 +79,7 @@ def test_a_child_that_ends_by_itself_is_not_stopped(tmp_path: Path) -> None:
 
 
 # A gem5 that writes its ROI trace until it is stopped (or gives up after a minute).
-TRACE_WRITING_GEM5 = """\
-import json, sys, time
-from pathlib import Path
-args = sys.argv[1:]
-out = Path(args[args.index("--outdir") + 1])
-out.mkdir(parents=True, exist_ok=True)
-if "--checkpoint-out" in args:
-    Path(args[args.index("--checkpoint-out") + 1]).mkdir(parents=True)
-    raise SystemExit(0)
+TRACE_WRITING_GEM5 = PROGRAM_START + """\
 with open(out / "roi.trace.gz", "wb") as trace:
     for _ in range(600):
         trace.write(b"\\0" * 65536)

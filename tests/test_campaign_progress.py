@@ -14,7 +14,7 @@ from lockstudy.campaign.progress import Progress
 from lockstudy.campaign.store import RunDir, RunStatus, State, claimed_by
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_gem5 import install_fake_gem5  # noqa: E402
+from fake_gem5 import PROGRAM_START, install_fake_gem5  # noqa: E402
 
 
 class Clock:
@@ -112,15 +112,7 @@ def test_status_sums_each_study_in_the_campaigns_order() -> None:
 
 
 # A gem5 whose run.py stopped the run as stuck after its ROI under 250 ms.
-STUCK_GEM5 = """\
-import json, sys
-from pathlib import Path
-args = sys.argv[1:]
-out = Path(args[args.index("--outdir") + 1])
-out.mkdir(parents=True, exist_ok=True)
-if "--checkpoint-out" in args:
-    Path(args[args.index("--checkpoint-out") + 1]).mkdir(parents=True)
-    raise SystemExit(0)
+STUCK_GEM5 = PROGRAM_START + """\
 reason = "stuck after the ROI (no exit within 250 simulated ms of it): stopped at simulated 2.594 s"
 (out / "result.json").write_text(json.dumps({"status": "failed", "reason": reason, "after_roi_limit_ms": 250.0}))
 """
