@@ -41,8 +41,9 @@ PS_PER_NS = 1000
 DELAY_OUTLASTED = "the ROI began before the delayed switch (the start was not perturbed)"
 TRACE_FILE = "roi.trace.gz"
 TRACE_FLAGS = {"protocol": ("ProtocolTrace",), "classic": ("Cache", "CoherentXBar", "SnoopFilter")}
-# How result.json names a run stopped by the after-ROI limit (run.toml).
-STUCK_AFTER_ROI = f"{run_plan.run_rules.STUCK_AFTER_ROI} (no exit within run.toml's after_roi.limit_ms)"
+# How result.json names a run stopped by the after-ROI limit (run.toml, or --after-roi-limit-ms): its exit
+# event, and the start of its reason, which the store matches (lockstudy/campaign/store.py).
+STUCK_AFTER_ROI = run_plan.run_rules.STUCK_AFTER_ROI
 
 
 class RoiControl:
@@ -453,11 +454,11 @@ def simulate(plan: run_plan.RunPlan, result: dict, kernel_sha256: str, image_sha
             result.update(status="failed", reason=f"no checkpoint: the run ended with {control.ending_event or 'no exit event'}")
     elif control.ending_event == STUCK_AFTER_ROI:
         # The limit it was stopped under: the launcher retries the run once its study allows more (lockstudy/campaign/store.py).
-        result[STUCK_LIMIT_FIELD] = plan.after_roi_limit()
+        limit_ms = plan.after_roi_limit()
+        result[STUCK_LIMIT_FIELD] = limit_ms
         result.update(
             status="failed",
-            reason=f"{run_plan.run_rules.STUCK_AFTER_ROI} (no exit within {plan.after_roi_limit():g} simulated ms of it): "
-            f"stopped at simulated {result['simulated_seconds']:.3f} s",
+            reason=f"{STUCK_AFTER_ROI} (no exit within {limit_ms:g} simulated ms of it): stopped at simulated {result['simulated_seconds']:.3f} s",
         )
     elif control.ending_event != "exit":
         result.update(status="failed", reason=f"the run ended with {control.ending_event}: {result['exit']['cause']}")
