@@ -143,7 +143,9 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
     return section
 
 
-RATE_COLUMNS = ["machine", "testcase", "cpus", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
+# copies: the testcase's threads, clients or processes; two configurations on as many CPUs differ there (pft's
+# 1 and 2 threads on one 2-CPU node), and a table without it shows them as one configuration with two rates
+RATE_COLUMNS = ["machine", "testcase", "cpus", "copies", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
                 "rate_source", "n", "mean", "ci_low", "ci_high", "ci_method", "half_width", "note"]  # fmt: skip
 
 
@@ -155,7 +157,7 @@ def rates_table(configurations: pd.DataFrame) -> Table:
     rows = rows[~rows["testcase"].astype(str).str.startswith(CALIBRATION_PREFIX)]
     return Table(
         f"Each configuration's rate over its repeats: mean, n and {level:.0%} interval (untraced runs)",
-        rows.sort_values(["machine", "testcase", "cpus", "variant", "boot_args"]).reset_index(drop=True),
+        rows.sort_values([c for c in ["machine", "testcase", "cpus", "copies", "variant", "boot_args"] if c in rows]).reset_index(drop=True),
     )
 
 

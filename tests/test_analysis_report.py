@@ -135,6 +135,21 @@ def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
     assert throughput_series(one_build, "boot_args").tolist() == ["lockstudy.spinlock=tas, 1 thread(s)", "lockstudy.spinlock=tas"]
 
 
+def test_the_rates_table_tells_configurations_on_as_many_cpus_apart_by_their_copies() -> None:
+    """pft with 1 and with 2 threads on one 2-CPU node are two configurations: the rates table shows the
+    threads beside the CPUs (the rerun report listed them as two rows of one configuration, 47 k and 78 k)."""
+    from analysis import report
+
+    configurations = pd.DataFrame({
+        "machine": ["altix-numa"] * 2, "testcase": ["pft"] * 2, "cpus": [2, 2], "copies": [2.0, 1.0],
+        "variant": ["tas"] * 2, "boot_args": ["lockstudy.spinlock=tas"] * 2, "kernel_build": ["smp-mm-ptlock"] * 2,
+        "window": ["mb=16,iterations=2"] * 2, "mean": [77581.0, 47099.0], "n": [1, 1], "note": ["", ""],
+    })  # fmt: skip
+    table = report.rates_table(configurations).frame
+    assert table.columns.tolist().index("copies") == table.columns.tolist().index("cpus") + 1
+    assert table[["copies", "mean"]].values.tolist() == [[1.0, 47099.0], [2.0, 77581.0]]
+
+
 def test_a_spec_with_more_copies_than_the_smaller_sizes_cpus_is_one_line() -> None:
     """fsmix runs 8 threads on 1, 2, 4 and 8 CPUs: one line per kernel build, not one for 1-4 CPUs
     ("8 thread(s)") and another for 8 (the first v5 report drew four lines for two builds)."""
