@@ -2,9 +2,9 @@
 
 Runs in the project's .venv (pandas, pyarrow); analysis/command.py starts
 it. Writes RESULTS_DIR/analysis/: stats (the tidy table), runs, metrics
-(coherence metrics per run and ROI, analysis/metrics.py), handoff_bound
-(messages per hand-off against the bound, analysis/handoffs.py) and, for
-runs with a ROI trace, lock_events and locks (analysis/locks.py), each as
+(coherence metrics per run and ROI, analysis/traffic/metrics.py), handoff_bound
+(messages per hand-off against the bound, analysis/traffic/handoffs.py) and, for
+runs with a ROI trace, lock_events and locks (analysis/traffic/locks.py), each as
 .parquet and .csv, plus provenance.json; and prints a summary.
 """
 
@@ -21,14 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from analysis import config_reader, stat_rules
+from analysis.gem5_output import config_reader, stat_rules
+from analysis.gem5_output.runs import ANALYSIS_DIR, RESULT_FILE, load_results
+from analysis.gem5_output.stats_reader import default_vocabulary
+from analysis.gem5_output.tidy import runs_table, stats_table, write_table
 from analysis.input_errors import INPUT_ERRORS, messages
-from analysis.runs import ANALYSIS_DIR, RESULT_FILE, load_results
-from analysis.stats_reader import default_vocabulary
-from analysis.handoffs import bound_table
-from analysis.locks import lock_tables
-from analysis.metrics import metrics_table
-from analysis.tidy import runs_table, stats_table, write_table
+from analysis.traffic.handoffs import bound_table
+from analysis.traffic.locks import lock_tables
+from analysis.traffic.metrics import metrics_table
 
 EXIT_UNREADABLE = 1
 PACKAGES = ("numpy", "pandas", "pyarrow")

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from analysis import synthetic
-from analysis.protocol_trace import Event, TracedLock, attribute_trace, format_line
-from analysis.trace_attribution import TraceJob, attribute_all
-from analysis.runs import load_results
-from analysis.tidy import stats_table
-from lockstudy.bench_cmd import settings, write_report
+from analysis.gem5_output.runs import load_results
+from analysis.gem5_output.tidy import stats_table
+from analysis.traffic.protocol_trace import Event, TracedLock, attribute_trace, format_line
+from analysis.traffic.trace_attribution import TraceJob, attribute_all
+from lockstudy.commands.bench import settings, write_report
 from lockstudy.paths import CACHE_VARIABLE, build_dir
 
 
@@ -81,7 +81,7 @@ def trace_bench(root: Path, config: dict[str, Any]) -> dict[str, Any]:
           f"{rate:,.0f} lines/s ({verdict} the {config['goal_trace_lines_per_s']:,} lines/s goal)")
     first_s, kept_s = cached_trace_bench(root, TraceJob("bench", path, tuple(locks), line_bytes))
     print(f"    a report's attribution of that trace: {first_s:.2f} s the first time, {kept_s:.3f} s once kept "
-          f"({first_s / kept_s:,.0f} times faster; analysis/trace_attribution.py)")
+          f"({first_s / kept_s:,.0f} times faster; analysis/traffic/trace_attribution.py)")
     return {"trace_lines": result.lines_read, "trace_lines_on_locks": result.lines_on_locks, "trace_s": round(seconds, 2),
             "trace_lines_per_s": round(rate), "trace_report_first_s": round(first_s, 2), "trace_report_kept_s": round(kept_s, 3)}  # fmt: skip
 

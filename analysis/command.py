@@ -1,7 +1,7 @@
 """Registers `run.sh analyze` and `run.sh report` (standard library only: run.sh loads it before .venv exists).
 
 The work runs in the project's .venv (pandas, pyarrow, matplotlib):
-analysis/analyze.py and analysis/report.py.
+analysis/analyze.py and analysis/reporting/report.py.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def report(args: argparse.Namespace) -> int:
         error(f"{results}: no results of campaign {name} (run ./run.sh campaign {args.campaign} first, or pass --results)")
         return 1
     out = args.out or ROOT / "results" / name
-    return run_in_venv("analysis.report", [str(args.campaign), "--results", str(results), "--out", str(out)])
+    return run_in_venv("analysis.reporting.report", [str(args.campaign), "--results", str(results), "--out", str(out)])
 
 
 def analyze(args: argparse.Namespace) -> int:

@@ -8,20 +8,20 @@ non-zero status, never a traceback. An error not listed here is a bug.
 
 from __future__ import annotations
 
-from analysis.config_reader import ConfigError
+from analysis.gem5_output.config_reader import ConfigError
+from analysis.gem5_output.runs import MissingStatError, RunLayoutError
+from analysis.gem5_output.stat_rules import RulesError
+from analysis.gem5_output.stats_reader import StatsFileError
 from analysis.handoff_chart.teaching import TeachingDataError
-from analysis.handoffs import BoundsError
 from analysis.hotlines.errors import HotlinesError
-from analysis.locks import StaticLocksError
-from analysis.metrics import MetricsError
 from analysis.model_comparison.rules import ModelComparisonError
-from analysis.protocol_trace import TraceFormatError
-from analysis.runs import MissingStatError, RunLayoutError
 from analysis.seed_curve.rules import SeedCurveError
-from analysis.stat_rules import RulesError
+from analysis.seed_verdicts.upstream_moves import UpstreamMovesError
 from analysis.statistics.rules import StatisticsError
-from analysis.stats_reader import StatsFileError
-from analysis.upstream_moves import UpstreamMovesError
+from analysis.traffic.handoffs import BoundsError
+from analysis.traffic.locks import StaticLocksError
+from analysis.traffic.metrics import MetricsError
+from analysis.traffic.protocol_trace import TraceFormatError
 
 INPUT_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,

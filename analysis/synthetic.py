@@ -1,7 +1,7 @@
 """Synthetic gem5 outputs of realistic size, for tests and the benchmark.
 
 Not gem5's output: the layout of each line follows gem5 v24.0.0.1's text
-writer (src/base/stats/text.cc, see analysis/stats_reader.py) with its
+writer (src/base/stats/text.cc, see analysis/gem5_output/stats_reader.py) with its
 default `spaces` and `desc` (src/python/m5/stats/__init__.py:136-153), and
 the stat names and counts follow the stat declarations of the objects our
 machines build (caches: src/mem/cache/base.cc:2041-2460; crossbars:
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.stats_reader import BEGIN_MARKER, END_MARKER
+from analysis.gem5_output.stats_reader import BEGIN_MARKER, END_MARKER
 
 NAME_WIDTH = 40  # text.cc:253-256 (spaces on)
 VALUE_WIDTH = 12

@@ -6,8 +6,9 @@ import argparse
 import os
 import sys
 
-from analysis import command as analyze_cmd
-from lockstudy import bench_cmd, build_cmd, campaign_cmd, costs_cmd, demo_cmd, doctor, handoff_cmd, publish, setup_cmd, test_cmd
+from analysis import command as analysis_commands
+from lockstudy import publish
+from lockstudy.commands import bench, build, campaign, costs, demo, doctor, handoff, setup, test
 from lockstudy.console import error
 from lockstudy.validation.problems import InputError
 
@@ -22,7 +23,7 @@ simulation.
 Start with `./run.sh setup`, then `./run.sh test`. `./run.sh COMMAND --help`
 explains each command."""
 
-COMMAND_MODULES = [doctor, setup_cmd, build_cmd, test_cmd, campaign_cmd, costs_cmd, analyze_cmd, handoff_cmd, bench_cmd, publish, demo_cmd]
+COMMAND_MODULES = [doctor, setup, build, test, campaign, costs, analysis_commands, handoff, bench, publish, demo]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.config_reader import read_config
-from analysis.runs import RunInfo, read_run
-from analysis.stats_reader import Dump, StatsReader, Vocabulary
-from analysis.stat_rules import load_rules
+from analysis.gem5_output.config_reader import read_config
+from analysis.gem5_output.runs import RunInfo, read_run
+from analysis.gem5_output.stat_rules import load_rules
+from analysis.gem5_output.stats_reader import Dump, StatsReader, Vocabulary
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gem5"
 FIXTURE_FILES = ("stats.txt", "config.json", "result.json")

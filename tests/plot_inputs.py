@@ -28,9 +28,10 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
 
-from analysis import handoffs, plots, report
-from analysis.seeds import load_seeds
+from analysis.reporting import plots, report
+from analysis.seed_verdicts.seeds import load_seeds
 from analysis.statistics.configurations import rate_of
+from analysis.traffic import handoffs
 from lockstudy.paths import ROOT
 
 SEEDS_RESULTS = ROOT / "results" / "seeds"

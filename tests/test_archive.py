@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import trace_cache
+from analysis.traffic import trace_cache
 from lockstudy.archive import command as archive_command
 from lockstudy.archive import restore as restore_module
 from lockstudy.archive.pack import archive_campaign, pack_run, read_index
@@ -285,7 +285,7 @@ REFUSING_GEM5 = "import sys\nsys.exit('gem5 was started, but every run was in th
 
 
 def test_a_launch_restores_the_archived_runs_and_simulates_none_of_them(tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lockstudy.campaign_cmd import select_studies
+    from lockstudy.commands.campaign import select_studies
 
     smoke_only = select_studies(campaign, ["smoke"], [])
     install_fake_gem5(tmp_path, monkeypatch, REFUSING_GEM5)  # and stand-ins for today's kernel and image
@@ -306,7 +306,7 @@ def test_a_launch_restores_the_archived_runs_and_simulates_none_of_them(tmp_path
 
 
 def test_the_analysis_finds_a_restored_run_as_the_run_it_was(tmp_path: Path, campaign: Campaign) -> None:
-    from analysis.runs import discover_runs
+    from analysis.gem5_output.runs import discover_runs
 
     spec = campaign.runs[0]
     there, here = archived_on_a_lost_machine(tmp_path, campaign, [spec])
@@ -318,7 +318,7 @@ def test_the_analysis_finds_a_restored_run_as_the_run_it_was(tmp_path: Path, cam
 
 
 def test_status_says_how_many_runs_are_packed(tmp_path: Path, campaign: Campaign, capsys: pytest.CaptureFixture[str]) -> None:
-    from lockstudy.campaign_cmd import print_status
+    from lockstudy.commands.campaign import print_status
 
     there, _here = archived_on_a_lost_machine(tmp_path, campaign, campaign.runs[:2])
     capsys.readouterr()

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from analysis.calibration.table import calibration_tables
-from analysis.metrics import metrics_table
-from analysis.runs import load_results
+from analysis.gem5_output.runs import load_results
+from analysis.traffic.metrics import metrics_table
 from lockstudy.campaign.machines import machine_module
 from test_machines_gem5 import built, run_gem5, stats_blocks  # noqa: F401 (built is a fixture)
 

@@ -17,7 +17,7 @@ from lockstudy.campaign.launcher import HELD_BY_DEADLINE, run_campaign
 from lockstudy.campaign.loader import Campaign, load_campaign
 from lockstudy.campaign.spec import RunSpec, digest
 from lockstudy.campaign.store import CampaignStore, State
-from lockstudy.campaign_cmd import done_in_now
+from lockstudy.commands.campaign import done_in_now
 from lockstudy.costmodel.model import Estimate, NoPrediction, Prediction
 from lockstudy.costmodel.plan import CampaignCost, CheckpointCost, RunCost, SlurmRequest
 from lockstudy.costmodel.settings import SlurmMargin

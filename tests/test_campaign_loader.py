@@ -328,7 +328,7 @@ def test_a_spec_the_guest_would_refuse_stops_the_campaign_before_any_boot(tmp_pa
 
 
 def test_a_campaign_runs_in_chunks_of_studies() -> None:
-    from lockstudy.campaign_cmd import select_studies
+    from lockstudy.commands.campaign import select_studies
 
     campaign = load_campaign(ROOT / "campaigns" / "seeds.toml")
     chunk = select_studies(campaign, [], ["padding-dbench"])
@@ -340,7 +340,7 @@ def test_a_campaign_runs_in_chunks_of_studies() -> None:
 
 
 def test_a_baseline_curve_runs_before_its_variants() -> None:
-    from lockstudy.campaign_cmd import select_boots, select_studies
+    from lockstudy.commands.campaign import select_boots, select_studies
 
     campaign = select_studies(load_campaign(ROOT / "campaigns" / "seeds.toml"), ["ptlock-spinlock-2nodes", "ptlock-spinlock-16nodes"], [])
     baseline = select_boots(campaign, ["lockstudy.spinlock=tas"])
@@ -352,7 +352,7 @@ def test_a_baseline_curve_runs_before_its_variants() -> None:
 
 
 def test_a_first_look_runs_one_repeat_of_every_configuration() -> None:
-    from lockstudy.campaign_cmd import select_first_repeats, select_studies
+    from lockstudy.commands.campaign import select_first_repeats, select_studies
 
     campaign = select_studies(load_campaign(ROOT / "campaigns" / "seeds.toml"), ["kbench-numa"], [])
     first = select_first_repeats(campaign, 1)

@@ -241,8 +241,8 @@ def test_data_file_fields_are_typed_and_named(tmp_path) -> None:
 
 
 def test_data_files_that_are_not_toml_are_named(tmp_path) -> None:
-    from analysis.handoffs import BoundsError, load_bounds
-    from analysis.locks import StaticLocksError, load_static_locks
+    from analysis.traffic.handoffs import BoundsError, load_bounds
+    from analysis.traffic.locks import StaticLocksError, load_static_locks
     from lockstudy.files import DataFileError, read_toml
 
     broken = tmp_path / "broken.toml"

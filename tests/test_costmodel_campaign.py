@@ -14,8 +14,8 @@ import pytest
 from costmodel_rows import BOOT, MEMORY, law, power_law_rows, predicted_run_seconds
 from lockstudy.campaign.executors import SlurmExecutor
 from lockstudy.campaign.loader import load_campaign
-from lockstudy.campaign.store import CampaignStore
 from lockstudy.campaign.spec import Resources
+from lockstudy.campaign.store import CampaignStore
 from lockstudy.costmodel.collect import collect_rows
 from lockstudy.costmodel.fitted import fitted_model, slurm_resources
 from lockstudy.costmodel.settings import TABLE_VARIABLE
@@ -256,7 +256,7 @@ def test_dry_run_predicts_a_traced_runs_trace_and_sets_it_against_the_free_disk(
 
 
 def test_a_cost_table_that_does_not_read_costs_a_launch_its_disk_note_not_the_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lockstudy import campaign_cmd
+    from lockstudy.commands import campaign as campaign_command
 
     campaign_file = tmp_path / "traced.toml"
     campaign_file.write_text(CAMPAIGN.split("[[study]]")[0] + f'[[study]]\nname = "t"\nmachine = "piii-smp"\ncpus = 2\ntrace = "classic"\nrun = "{SPEC}"\n')
@@ -264,7 +264,7 @@ def test_a_cost_table_that_does_not_read_costs_a_launch_its_disk_note_not_the_la
     bad.write_text("not,a,cost,table\n")
     monkeypatch.setenv(TABLE_VARIABLE, str(bad))
     campaign = load_campaign(campaign_file)
-    lines = campaign_cmd.launch_disk_lines(campaign, CampaignStore(campaign.name, tmp_path / "results"), 2)
+    lines = campaign_command.launch_disk_lines(campaign, CampaignStore(campaign.name, tmp_path / "results"), 2)
     assert len(lines) == 1 and lines[0].startswith("note: no trace sizes predicted (") and "disk guard still stops" in lines[0]
     untraced = dataclasses.replace(campaign, runs=[dataclasses.replace(spec, trace="off") for spec in campaign.runs])
-    assert campaign_cmd.launch_disk_lines(untraced, CampaignStore(campaign.name, tmp_path / "results"), 2) == []
+    assert campaign_command.launch_disk_lines(untraced, CampaignStore(campaign.name, tmp_path / "results"), 2) == []

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from lockstudy.campaign.loader import load_campaign
-from lockstudy.demo_cmd import COMMITTED, DEMO_CAMPAIGN, HANDOFF_CHARTS
+from lockstudy.commands.demo import COMMITTED, DEMO_CAMPAIGN, HANDOFF_CHARTS
 from lockstudy.paths import ROOT
 
 

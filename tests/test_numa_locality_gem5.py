@@ -47,10 +47,10 @@ from pathlib import Path
 
 import pytest
 
+from analysis.gem5_output.runs import discover_runs, read_run
 from analysis.hotlines.profile import LineTraffic
 from analysis.hotlines.table import hotline_job
 from analysis.hotlines.traces import HotlineJob, profile_job
-from analysis.runs import discover_runs, read_run
 from test_machines_gem5 import built, run_gem5  # noqa: F401 (built is a fixture)
 
 MACHINE = "altix-numa"

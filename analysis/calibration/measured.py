@@ -1,6 +1,6 @@
 """The calibration testcases' ROIs as measurements: one named cost per row, in its unit.
 
-Input: the metrics table (analysis/metrics.py: one row per run and ROI,
+Input: the metrics table (analysis/traffic/metrics.py: one row per run and ROI,
 with the testcase's JSON measures as `metrics.<name>` columns) and, per
 run, the machine facts of its config.json (the CPU clock, the caches).
 Each calibration testcase (workloads/README.md, "The calibration suite")
@@ -33,8 +33,8 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 
 from analysis.calibration.published import PublishedFile
-from analysis.config_reader import MachineFacts
-from analysis.runs import Results
+from analysis.gem5_output.config_reader import MachineFacts
+from analysis.gem5_output.runs import Results
 
 TESTCASE_PREFIX = "cal_"
 METRIC = "metrics."

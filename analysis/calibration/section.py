@@ -6,8 +6,8 @@ import pandas as pd
 
 from analysis.calibration.published import PublishedFile, load_published
 from analysis.calibration.table import calibration_tables
-from analysis.report_render import Section, Table
-from analysis.runs import Results
+from analysis.gem5_output.runs import Results
+from analysis.reporting.report_render import Section, Table
 
 TITLE = "Calibration: the machines against the hardware"
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from analysis.calibration.measured import calibration_run_ids, facts_of, in_units, measured_rows
 from analysis.calibration.published import PublishedFile, load_published
-from analysis.runs import Results
+from analysis.gem5_output.runs import Results
 from analysis.statistics.intervals import NO_INTERVAL, Interval, mean_interval
 
 COLUMNS = ["measurement", "size", "measured", "published", "unit", "ratio", "source", "note", "n", "ci_low", "ci_high"]

@@ -20,7 +20,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from analysis.protocol_trace import SEQ_BEGIN, SEQUENCER, Event
+from analysis.traffic.protocol_trace import SEQ_BEGIN, SEQUENCER, Event
 
 SEQ_DONE = "Done"
 SEQ_SC_FAILED = "SC_Failed"

@@ -18,7 +18,7 @@ from analysis.handoff_chart.provenance import record_chart
 from analysis.handoff_chart.run_input import RUBY, TracedRun, classic_lines, line_events, open_run
 from analysis.handoff_chart.text_chart import render_text
 from analysis.handoff_chart.topology import Topology, classic_topology, config_objects, ruby_topology
-from analysis.protocol_trace import SEQUENCER
+from analysis.traffic.protocol_trace import SEQUENCER
 from lockstudy.paths import ROOT
 
 DEFAULT_OUT = "handoff-charts"  # inside the run folder

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from analysis.handoff_chart.cpu_requests import KIND_LOAD, KIND_RMW, KIND_STORE, CpuRequest
 from analysis.handoff_chart.errors import HandoffInputError
-from analysis.protocol_trace import TracedLock
+from analysis.traffic.protocol_trace import TracedLock
 
 WRITE_KINDS = (KIND_STORE, KIND_RMW)
 

@@ -1,8 +1,8 @@
 """Who each Ruby controller is for one cache line: its kind, CPU cluster and node, the line's home and memory.
 
 All of it comes from config.json through the analysis' one reading of it
-(analysis/config_reader.py: each controller's machine, version, role,
-CPU cluster and node; analysis/ruby_wiring.py: the least time a message
+(analysis/gem5_output/config_reader.py: each controller's machine, version, role,
+CPU cluster and node; analysis/gem5_output/ruby_wiring.py: the least time a message
 takes between two controllers). The pairing of arrivals with sends
 (messages.py) asks it whether a sender stands to a receiver as a rule
 says (protocol_rules.RELATIONS) and whether the send is early enough to
@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.config_reader import ControllerFacts, MachineFacts, sim_objects
+from analysis.gem5_output.config_reader import ControllerFacts, MachineFacts, sim_objects
+from analysis.gem5_output.ruby_wiring import WiringError, transit_cycles
 from analysis.handoff_chart.messages import Controller
-from analysis.ruby_wiring import WiringError, transit_cycles
 
 HOME_ROLE, MEMORY_ROLE = "home", "memory"
 

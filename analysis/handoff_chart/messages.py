@@ -1,7 +1,7 @@
 """A Ruby trace's transitions on one line, turned back into coherence messages.
 
 ProtocolTrace prints one line per transition, at the controller that took
-it (analysis/protocol_trace.py). An event raised by an arriving message is
+it (analysis/traffic/protocol_trace.py). An event raised by an arriving message is
 that message's arrival: its tick, the receiver and the line's state
 change there are printed. The sender is not, so it is found with the
 protocol's rules (protocol_rules.py): among the earlier transitions that
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from analysis.handoff_chart.protocol_rules import MessageRule, ProtocolRules
-from analysis.protocol_trace import SEQUENCER, Event
+from analysis.traffic.protocol_trace import SEQUENCER, Event
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The rules that turn a Ruby protocol's transitions back into messages (data/<protocol>.toml).
 
 A ProtocolTrace line is printed by the controller that took a transition
-(analysis/protocol_trace.py): it says which event arrived and how the
+(analysis/traffic/protocol_trace.py): it says which event arrived and how the
 line's state changed there, not who sent the message. Each rule names
 the receiving controller's events that are one message's arrival, and
 the transitions of the sending controllers whose actions enqueue it
@@ -9,7 +9,7 @@ the transitions of the sending controllers whose actions enqueue it
 
 Controllers are named in the rules by their SLICC machine (MESI_Two_Level:
 one machine per level) or, with `controllers_by = "role"`, by their role
-from config.json (analysis/config_reader.py: CHI's one machine `Cache` is
+from config.json (analysis/gem5_output/config_reader.py: CHI's one machine `Cache` is
 every level). A rule's senders may say how the sender stands to the
 receiver (RELATIONS); a data message leaving in chunks (CHI) is sent by
 the data-chunk transitions that follow the transition that starts it.

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from analysis.gem5_output.run_provenance import RunProvenance
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.handoff_chart.run_input import RESULT_FILE
-from analysis.run_provenance import RunProvenance
 from lockstudy import publish
 from lockstudy.files import file_sha256, write_json_atomically
 from lockstudy.paths import ROOT

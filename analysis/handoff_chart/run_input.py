@@ -3,8 +3,8 @@
 A run folder is what gem5-configs/run.py writes (result.json, config.json,
 roi.trace.gz with --trace), or a campaign's run folder holding it in out/.
 The lock is one of the guest's registry (result.json, the same entries
-analysis/locks.py attributes); its cache line is read from the trace with
-analysis/protocol_trace.py's parser, keeping each line's number in the
+analysis/traffic/locks.py attributes); its cache line is read from the trace with
+analysis/traffic/protocol_trace.py's parser, keeping each line's number in the
 file so that a line that does not parse is named.
 """
 
@@ -19,11 +19,11 @@ from typing import Any
 
 from collections.abc import Iterator
 
-from analysis.config_reader import ConfigError, MachineFacts, machine_facts
+from analysis.gem5_output.config_reader import ConfigError, MachineFacts, machine_facts
 from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferral_mark, fill_mark, on_line, parse_classic
 from analysis.handoff_chart.errors import HandoffInputError
-from analysis.locks import TRACE_FILE, check_symbol_physical, load_static_locks, registered_locks, system_map, system_map_file
-from analysis.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
+from analysis.traffic.locks import TRACE_FILE, check_symbol_physical, load_static_locks, registered_locks, system_map, system_map_file
+from analysis.traffic.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
 from lockstudy.guest_output import parse_console
 
 RESULT_FILE = "result.json"
@@ -121,7 +121,7 @@ def console_locks(console: Path) -> list[TracedLock]:
 
 def bench_lock_from_system_map(result: dict[str, Any]) -> list[TracedLock]:
     """The bench lock placed from the booted kernel's System.map, when the guest printed no registry at all (a run
-    stopped before it). Every run with a registry checks this very placement (analysis/locks.py static_locks)."""
+    stopped before it). Every run with a registry checks this very placement (analysis/traffic/locks.py static_locks)."""
     config = load_static_locks()
     map_file = system_map_file(result)
     if map_file is None:

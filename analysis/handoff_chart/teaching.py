@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.gem5_output.runs import Results
 from analysis.handoff_chart.draw import draw
 from analysis.handoff_chart.errors import HandoffInputError
-from analysis.handoffs import load_bounds
-from analysis.plots import Figure
-from analysis.report_render import Section
-from analysis.runs import Results
+from analysis.reporting.plots import Figure
+from analysis.reporting.report_render import Section
+from analysis.traffic.handoffs import load_bounds
 
 TEACHING_FILE = Path(__file__).resolve().parent.parent / "data" / "handoff_teaching.toml"
 KBENCH = "kbench"

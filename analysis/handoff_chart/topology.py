@@ -1,10 +1,10 @@
 """The chart's lanes: every coherence controller of a Ruby machine, with its CPU and NUMA node, from config.json.
 
 Who each controller is comes from the analysis' one reading of
-config.json (analysis/config_reader.py `ControllerFacts`: machine and
+config.json (analysis/gem5_output/config_reader.py `ControllerFacts`: machine and
 version as the trace prints them, role, the CPU whose private caches it
 is one of, and its node, read from the network wiring by
-analysis/ruby_wiring.py). A machine whose wiring tells no node (no
+analysis/gem5_output/ruby_wiring.py). A machine whose wiring tells no node (no
 network links) is one node. Lanes are named by the rules' kinds
 (protocol_rules.py: the SLICC machine, or the role for CHI) with the
 rules file's `lane_names`, and ordered by node, then CPU (its caches in
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.config_reader import ControllerFacts, sim_objects
+from analysis.gem5_output.config_reader import ControllerFacts, sim_objects
 from analysis.handoff_chart.line_wiring import LineWiring
 from analysis.handoff_chart.messages import Controller
 from analysis.handoff_chart.protocol_rules import ProtocolRules

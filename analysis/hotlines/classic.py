@@ -24,10 +24,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from analysis.gem5_output.trace_chunks import TraceFormatError
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.profile import LineTraffic, RoiProfile
 from analysis.hotlines.rules import RULES_FILE
-from analysis.trace_chunks import TraceFormatError
 from lockstudy.files import read_toml, typed_field
 
 LINE_START = re.compile(r"^\s*(\d+): (\S+): ")

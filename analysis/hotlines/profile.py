@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from analysis.gem5_output.trace_chunks import TraceFormatError
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.rules import HotlineRules, ProtocolRules
 from analysis.hotlines.scan import TransitionKey
 from analysis.hotlines.topology import Topology
-from analysis.trace_chunks import TraceFormatError
 
 HEX = 16
 STATE_MARK = ">"

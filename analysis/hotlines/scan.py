@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_in, read_chunks
+from analysis.gem5_output.trace_chunks import CHUNK_BYTES, NEWLINE, TraceFormatError, lines_in, read_chunks
 
 # version, first name word, second name word (absent when run together),
 # state>next, line address (hex), stall comment (absent when none): gem5

@@ -6,7 +6,7 @@ import pandas as pd
 
 from analysis.hotlines.rules import load_rules
 from analysis.hotlines.table import HotlineTables, study_lines, study_objects, traced_groups
-from analysis.report_render import Section, Table
+from analysis.reporting.report_render import Section, Table
 
 OUTSIDE_CAMPAIGN = "runs outside a campaign"
 CLASSIC = "classic"

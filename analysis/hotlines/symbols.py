@@ -5,7 +5,7 @@ without sizes. A symbol is taken to extend to the next symbol's start
 (what `perf` and `addr2line` assume too), so every byte of the kernel
 image [_text, _end) is in exactly one symbol. Physical = virtual -
 kernel_image_base (analysis/data/static_locks.toml, checked against the
-guest's own registry by analysis/locks.py). Symbols below that base are
+guest's own registry by analysis/traffic/locks.py). Symbols below that base are
 per-CPU offsets (the .data..percpu section is linked at 0) or absolute
 values, not addresses of the image: they name no line.
 
@@ -62,14 +62,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from analysis.hotlines.errors import HotlinesError
-from analysis.protocol_trace import TracedLock
+from analysis.traffic.protocol_trace import TracedLock
 from lockstudy.guest_output import MemoryRange
 
 HEX = 16
 MAP_FIELDS = 3  # address, type, name
 IMAGE_START = "_text"
 IMAGE_END = "_end"
-STATIC_PREFIX = "static:"  # analysis/locks.py names a System.map lock so
+STATIC_PREFIX = "static:"  # analysis/traffic/locks.py names a System.map lock so
 SEPARATOR = " | "
 UNKNOWN_HEAP = "unknown (heap)"
 UNKNOWN_NO_MAP = "unknown (no System.map)"

@@ -23,17 +23,17 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from analysis import trace_cache
+from analysis.gem5_output.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 from analysis.hotlines import symbols
 from analysis.hotlines.classic import check_against_stats
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
 from analysis.hotlines.traces import CLASSIC, HotlineJob, profile_all
-from analysis.locks import TRACE_FILE, load_static_locks, registered_locks, static_locks, system_map_file
-from analysis.metrics import study_of, variant_of
-from analysis.protocol_trace import TracedLock
-from analysis.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
+from analysis.traffic import trace_cache
+from analysis.traffic.locks import TRACE_FILE, load_static_locks, registered_locks, static_locks, system_map_file
+from analysis.traffic.metrics import study_of, variant_of
+from analysis.traffic.protocol_trace import TracedLock
 from lockstudy.guest_output import MemoryRange
 from lockstudy.run_spec import RunSpecError, parse_run_spec
 

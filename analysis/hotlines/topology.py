@@ -5,8 +5,8 @@ A ProtocolTrace line names its controller by machine and version
 SimObject of type `<machine>_Controller` with that `version`. Its role
 (analysis/data/gem5_config.toml: CHI's one Cache machine is an L1, a
 private L2, a home or a DMA requester) and its node come from
-analysis/config_reader.py, the node from the network wiring
-(analysis/ruby_wiring.py), not from the machine file. The result is
+analysis/gem5_output/config_reader.py, the node from the network wiring
+(analysis/gem5_output/ruby_wiring.py), not from the machine file. The result is
 checked against the run's own `cpu_to_node` (result.json
 provenance.machine) when given: a controller of the protocol's cache
 machine and role whose sequencer has version i serves CPU i.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.config_reader import CONTROLLER_SUFFIX, ConfigError, ControllerFacts, ruby_controllers, sim_objects
+from analysis.gem5_output.config_reader import CONTROLLER_SUFFIX, ConfigError, ControllerFacts, ruby_controllers, sim_objects
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.rules import HOME_SELECTIONS, ProtocolRules
 

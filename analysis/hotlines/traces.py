@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis import config_reader, ruby_wiring, trace_cache, trace_chunks
+from analysis.gem5_output import config_reader, ruby_wiring, trace_chunks
+from analysis.gem5_output.trace_chunks import TraceFormatError
 from analysis.hotlines import classic, profile, rules, scan, topology
 from analysis.hotlines.profile import LineTraffic, RoiProfile
 from analysis.hotlines.rules import load_rules
-from analysis.trace_chunks import TraceFormatError
+from analysis.traffic import trace_cache
 
 CACHE_FOLDER = "hotlines"
 CACHE_FORMAT = 1

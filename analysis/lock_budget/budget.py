@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from analysis.lock_budget.rules import Budget, OurConfiguration, SeedCpu
-from analysis.seeds import published_frame
+from analysis.seed_verdicts.seeds import published_frame
 from analysis.statistics.pooling import check_groups, split_traced
 
 LOCKED = "locked_rmws_per_op"

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.seeds import Seed, load_seed_file
+from analysis.seed_verdicts.seeds import Seed, load_seed_file
 from lockstudy.files import read_toml, typed_field
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "lock_budget.toml"

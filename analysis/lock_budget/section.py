@@ -6,7 +6,7 @@ import pandas as pd
 
 from analysis.lock_budget.budget import ours_table, price_table
 from analysis.lock_budget.rules import Budget, load_budget
-from analysis.report_render import Section, Table
+from analysis.reporting.report_render import Section, Table
 
 
 def budget_section(table: pd.DataFrame, budget: Budget | None = None) -> Section | None:

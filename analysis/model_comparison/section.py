@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import plots
 from analysis.model_comparison.rules import ComparisonRules, load_rules
 from analysis.model_comparison.table import comparison_table
-from analysis.report_render import Section, Table
+from analysis.reporting import plots
+from analysis.reporting.report_render import Section, Table
 
 FIGURES = "figures"
 MISSING_MODEL = {

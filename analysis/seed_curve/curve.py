@@ -3,7 +3,7 @@
 Each series is divided by its rate at its fewest threads (1 where it was
 run), so that a curve measured on an Itanium 2 Altix and one simulated on
 our machine compare by shape. Ours are the untraced runs of the seed's
-variant in the condition's study (analysis/seeds.py Seed.under), each
+variant in the condition's study (analysis/seed_verdicts/seeds.py Seed.under), each
 point the mean over the repeats at that thread count with its interval;
 runs of different windows at one thread count are refused, as everywhere.
 """
@@ -14,9 +14,9 @@ import math
 
 import pandas as pd
 
-from analysis.seed_comparison import study_rows
 from analysis.seed_curve.rules import CurveRule
-from analysis.seeds import published_frame
+from analysis.seed_verdicts.seed_comparison import study_rows
+from analysis.seed_verdicts.seeds import published_frame
 from analysis.statistics.configurations import rate_of
 from analysis.statistics.intervals import mean_interval
 from analysis.statistics.pooling import check_poolable, split_traced

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import plots
-from analysis.report_render import Section, Table
+from analysis.reporting import plots
+from analysis.reporting.report_render import Section, Table
 from analysis.seed_curve.curve import PUBLISHED, curve_frame
 from analysis.seed_curve.rules import CurveRule, load_curves
 

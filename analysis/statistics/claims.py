@@ -1,7 +1,7 @@
 """Every seed claim as one statistical judgement, and the claims.csv the report writes.
 
 For each claim of analysis/data/seeds.toml and each workload of its seed,
-our runs of a and of b are found as analysis/seed_comparison.py finds them
+our runs of a and of b are found as analysis/seed_verdicts/seed_comparison.py finds them
 (the seed's study and match keys, its compare_on sizes, one judgement per
 ROI CPU model and per copy count). Then, unlike that first comparison:
 
@@ -26,8 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from analysis import seed_comparison
-from analysis.seeds import Claim, Seed, SeedFile, Workload
+from analysis.seed_verdicts import seed_comparison
+from analysis.seed_verdicts.seeds import Claim, Seed, SeedFile, Workload
 from analysis.statistics.configurations import configuration_spread, rate_of, run_ids
 from analysis.statistics.intervals import ratio_interval
 from analysis.statistics.pooling import RUN_ID, check_poolable, split_traced, window_of

@@ -25,11 +25,11 @@ from analysis.statistics.intervals import Interval, mean_interval, runs_for_half
 from analysis.statistics.pooling import RUN_ID, check_poolable, differing_keys, is_traced, key_text, require_trace_column, window_of
 from analysis.statistics.rules import StatisticsRules, load_rules
 
-ROI_RATE = "ops_per_sim_s"  # analysis/metrics.py: operations per simulated second of the ROI
+ROI_RATE = "ops_per_sim_s"  # analysis/traffic/metrics.py: operations per simulated second of the ROI
 GUEST_WINDOW = "guest window"
 ROI_WINDOW = "ROI (the guest times no window of its own)"
 TRACED_NOTE = "traced: attribution only, no rate"
-START_PERTURBED = "start_perturbed"  # analysis/metrics.py: 0 where a start delay outlasted the set-up
+START_PERTURBED = "start_perturbed"  # analysis/traffic/metrics.py: 0 where a start delay outlasted the set-up
 
 
 def configuration_key(row: pd.Series | dict[str, Any], rules: StatisticsRules | None = None) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from analysis.seeds import FLOAT_SLACK
+from analysis.seed_verdicts.seeds import FLOAT_SLACK
 from analysis.statistics.intervals import Interval
 
 AGREES = "agrees"

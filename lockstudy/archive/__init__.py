@@ -17,7 +17,7 @@ absolute path of the machine that ran it becomes a placeholder
 
 A trace is never packed: it is gigabytes. What the report's trace readers
 made from it (the hot-line profile, the per-lock attribution: kept in the
-lockstudy cache by analysis/trace_cache.py) is packed instead, as
+lockstudy cache by analysis/traffic/trace_cache.py) is packed instead, as
 `roi.trace.gz.derived.json`, and a report on a restored run reads that.
 
 `restore` unpacks the runs a results folder lacks, except those made with

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis import trace_cache
 from analysis.hotlines.traces import CACHE_FOLDER as HOTLINES_FOLDER
-from analysis.trace_attribution import CACHE_FOLDER as ATTRIBUTION_FOLDER
+from analysis.traffic import trace_cache
+from analysis.traffic.trace_attribution import CACHE_FOLDER as ATTRIBUTION_FOLDER
 from lockstudy import publish
 from lockstudy.archive.settings import INDEX, ArchiveError, ArchiveSettings, campaign_folder, run_tar
 from lockstudy.campaign.loader import Campaign
@@ -31,7 +31,7 @@ from lockstudy.validation.runs import TRACE_OFF
 OUT = "out"
 OUT_FILES = publish.RUN_FILES  # stats.txt, config.json, console.log, result.json
 RUN_FILES = ("spec.json", "result.json", "attempts.json")
-TRACE_READERS = (HOTLINES_FOLDER, ATTRIBUTION_FOLDER)  # what the report makes from a trace (analysis/trace_cache.py)
+TRACE_READERS = (HOTLINES_FOLDER, ATTRIBUTION_FOLDER)  # what the report makes from a trace (analysis/traffic/trace_cache.py)
 HOST = "<host>"  # the worker's host name, in result.json and attempts.json
 DROPPED = ("pid",)  # a process id on the machine that ran it means nothing elsewhere
 CAMPAIGN = "<campaign>"  # the campaign's results folder on the machine that ran it
@@ -72,7 +72,7 @@ def scrub_worker_record(value: Any) -> Any:
 
 
 def derived_record(trace: Path, redigested: dict[str, str]) -> dict[str, Any]:
-    """What the trace readers kept from this trace (analysis/trace_cache.py), less the trace's identity on this machine.
+    """What the trace readers kept from this trace (analysis/traffic/trace_cache.py), less the trace's identity on this machine.
 
     `redigested` maps the sha256 of each file the archive rewrites to the
     sha256 of its rewritten text: a reader that recorded a file's digest

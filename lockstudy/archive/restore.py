@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.trace_cache import DERIVED_SUFFIX
+from analysis.traffic.trace_cache import DERIVED_SUFFIX
 from lockstudy.archive.pack import OUT, OUT_FILES, RUN_FILES, read_index, sha256
 from lockstudy.archive.settings import ArchiveError, ArchiveSettings, campaign_folder, run_tar
 from lockstudy.campaign.loader import Campaign

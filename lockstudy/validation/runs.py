@@ -18,7 +18,7 @@ BOOT_PREFIX = "lockstudy."
 RESERVED_BOOT_KEYS = ("lockstudy.numa", "lockstudy.run", "lockstudy.m5ops", "lockstudy.checkpoint")
 # Stock Linux 6.1 parameters a run may set besides the study's own switches, each for a precondition
 # that 6.1 moved by itself, not by a lock of ours. The analysis counts them as part of a run's
-# configuration (analysis/seeds.py: a run with one stands only for a variant that names it).
+# configuration (analysis/seed_verdicts/seeds.py: a run with one stands only for a variant that names it).
 STOCK_BOOT_SWITCHES = {
     # arch/x86/kernel/alternative.c: an SMP kernel booted with one CPU present patches every
     # LOCK_PREFIX site to a plain instruction (SMP alternatives, 2.6.17), so on one CPU it pays

@@ -1,0 +1,175 @@
+"""Messages per contended hand-off against the analytical bound, per variant.
+
+From the metrics table (analysis/traffic/metrics.py): the kbench ROIs, per
+machine and variant, the measured coherence requests per hand-off at each
+size, the least-squares slope against the number of waiters W = CPUs - 1
+over the largest sizes (the orders are asymptotic; bounds.toml says why),
+and the order that slope shows next to the order the theory gives
+(analysis/data/bounds.toml, with its sources). `reference_lines()` gives
+the bound drawn through each variant's smallest measured size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.statistics.pooling import run_parameters
+from lockstudy.files import read_toml
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "bounds.toml"
+ORDERS = ("1", "N")
+KBENCH = "kbench"
+ACQUISITIONS = "acquisitions"  # the guest's count of the bench lock's acquisitions
+HANDOFF_SHARE = "handoffs_per_acquisition"
+
+
+class BoundsError(ValueError):
+    """A bounds file that cannot be used; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    variant: str
+    order: str
+    per_waiter: float
+    expected: str
+
+
+@dataclass(frozen=True)
+class Bounds:
+    metric: str
+    slope_per_waiter: float
+    min_waiters: int
+    asymptotic_sizes: int
+    variants: dict[str, Bound]
+    kbench_parameters: tuple[str, ...] = ("variant", "duration_ms", "repeat")
+
+
+@lru_cache(maxsize=None)
+def load_bounds(path: Path = DATA_FILE) -> Bounds:
+    data = read_toml(path, BoundsError)
+    agreement = data.get("agreement")
+    if not isinstance(agreement, dict):
+        raise BoundsError(f"{path}: agreement: missing table")
+    for key, kind in (("metric", str), ("slope_per_waiter", float), ("min_waiters", int), ("asymptotic_sizes", int)):
+        if not isinstance(agreement.get(key), kind):
+            raise BoundsError(f"{path}: agreement.{key}: {agreement.get(key)!r} is not a {kind.__name__}")
+    variants: dict[str, Bound] = {}
+    for index, entry in enumerate(data.get("variant", [])):
+        where = f"{path}: variant[{index}]"
+        if entry.get("order") not in ORDERS:
+            raise BoundsError(f"{where}.order: {entry.get('order')!r} is not one of {ORDERS}")
+        if not isinstance(entry.get("per_waiter"), float) or entry["per_waiter"] < 0:
+            raise BoundsError(f"{where}.per_waiter: {entry.get('per_waiter')!r} is not a number >= 0")
+        for key in ("name", "expected"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise BoundsError(f"{where}.{key}: missing")
+        if entry["name"] in variants:
+            raise BoundsError(f"{where}.name: {entry['name']!r} appears twice")
+        variants[entry["name"]] = Bound(entry["name"], entry["order"], entry["per_waiter"], entry["expected"])
+    parameters = agreement.get("kbench_parameters")
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) and p for p in parameters):
+        raise BoundsError(f"{path}: agreement.kbench_parameters: {parameters!r} is not a list of parameter names")
+    if agreement["asymptotic_sizes"] < 2:
+        raise BoundsError(f"{path}: agreement.asymptotic_sizes: {agreement['asymptotic_sizes']} < 2: a slope needs two sizes")
+    return Bounds(agreement["metric"], agreement["slope_per_waiter"], agreement["min_waiters"], agreement["asymptotic_sizes"], variants,
+                  tuple(parameters))  # fmt: skip
+
+
+def slope(waiters: list[float], values: list[float]) -> float:
+    """Least-squares slope of values against waiters; NaN with fewer than two sizes."""
+    if len(waiters) < 2:
+        return math.nan
+    mean_w, mean_v = sum(waiters) / len(waiters), sum(values) / len(values)
+    spread = sum((w - mean_w) ** 2 for w in waiters)
+    if spread == 0:
+        return math.nan
+    return sum((w - mean_w) * (v - mean_v) for w, v in zip(waiters, values)) / spread
+
+
+def handoff_runs(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:
+    """The kbench ROIs that measure hand-offs: contended (hand-offs counted), and with no kbench parameter
+    beyond bounds.toml's kbench_parameters (a placement=... run is another experiment)."""
+    bounds = bounds or load_bounds()
+    rows = table[(table["testcase"] == KBENCH) & (table["handoffs"] > 0)]
+    if rows.empty or "run_spec" not in rows:
+        return rows
+    allowed = set(bounds.kbench_parameters)
+    plain = [set(run_parameters(spec, roi)) <= allowed for spec, roi in zip(rows["run_spec"], rows.get("roi", pd.Series(0, index=rows.index)))]
+    return rows[plain]
+
+
+def contended(table: pd.DataFrame, bounds: Bounds, metric: str | None = None) -> pd.DataFrame:
+    """The kbench ROIs with contended hand-offs: one mean value per machine, variant and size."""
+    metric = metric or bounds.metric
+    rows = handoff_runs(table, bounds)
+    rows = rows[rows["cpus"] - 1 >= bounds.min_waiters]
+    rows = rows.assign(waiters=rows["cpus"] - 1)
+    keys = ["machine", "variant", "cpus", "nodes", "waiters"]
+    points = rows.groupby(keys, as_index=False)[metric].mean()
+    if ACQUISITIONS in rows:
+        # The share of acquisitions that passed the lock to another CPU: when
+        # the releasing CPU mostly takes the lock again, few hand-offs carry
+        # all the waiters' traffic and a per-hand-off count measures that.
+        sums = rows.groupby(keys, as_index=False)[["handoffs", ACQUISITIONS]].sum()
+        points[HANDOFF_SHARE] = (sums["handoffs"] / sums[ACQUISITIONS]).to_numpy()
+    return points
+
+
+def bound_table(table: pd.DataFrame, bounds: Bounds | None = None, metric: str | None = None) -> pd.DataFrame:
+    """Per machine and variant: measured values by size, slope, expected and measured order, agreement.
+
+    `metric` is the per-hand-off column judged (bounds.toml's by default;
+    the per-lock table's `home_requests_per_handoff` judges the bench
+    lock's own line, from a trace)."""
+    bounds = bounds or load_bounds()
+    metric = metric or bounds.metric
+    points = contended(table, bounds, metric)
+    out = []
+    for (machine, variant), group in points.groupby(["machine", "variant"]):
+        group = group.sort_values("cpus")
+        largest = group.tail(bounds.asymptotic_sizes)
+        measured_slope = slope(list(largest["waiters"].astype(float)), list(largest[metric].astype(float)))
+        bound = bounds.variants.get(variant)
+        measured_order = "" if math.isnan(measured_slope) else ("N" if measured_slope >= bounds.slope_per_waiter else "1")
+        if bound is None:
+            verdict = "no bound for this variant"
+        elif not measured_order:
+            verdict = "one size only: no slope"
+        else:
+            verdict = "agrees" if measured_order == bound.order else "disagrees"
+        out.append({
+            "machine": machine,
+            "variant": variant,
+            "sizes": " ".join(f"{int(c)}" for c in group["cpus"]),
+            "per_handoff": " ".join(f"{v:.1f}" for v in group[metric]),
+            **({HANDOFF_SHARE: " ".join(f"{v:.2f}" for v in group[HANDOFF_SHARE])} if HANDOFF_SHARE in group else {}),
+            "slope_sizes": " ".join(f"{int(c)}" for c in largest["cpus"]),
+            "slope_per_waiter": measured_slope,
+            "expected_order": f"O({bound.order})" if bound else "",
+            "measured_order": f"O({measured_order})" if measured_order else "",
+            "verdict": verdict,
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def reference_lines(points: pd.DataFrame, bounds: Bounds | None = None) -> dict[str, list[tuple[float, float]]]:
+    """The bound of each variant drawn through its smallest measured size: variant -> (cpus, value) pairs."""
+    bounds = bounds or load_bounds()
+    lines: dict[str, list[tuple[float, float]]] = {}
+    for variant, group in points.groupby("variant"):
+        bound = bounds.variants.get(str(variant))
+        if bound is None:
+            continue
+        group = group.sort_values("cpus")
+        first = group.iloc[0]
+        lines[str(variant)] = [
+            (float(cpus), float(first[bounds.metric]) + bound.per_waiter * (float(cpus) - float(first["cpus"])))
+            for cpus in group["cpus"]
+        ]
+    return lines

@@ -1,0 +1,175 @@
+"""`run.sh report`: the real gem5 fixtures through metrics, bound, per-lock tables into a report."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.statistics.claims import COLUMNS
+from analysis_checks import FIXTURES
+from lockstudy.campaign.loader import load_campaign
+from lockstudy.paths import ROOT, cache_dir
+
+CAMPAIGN = ROOT / "campaigns" / "machines.toml"
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not any(FIXTURES.glob("*/stats.txt")):
+        pytest.skip("no real gem5 fixtures")
+    out = tmp_path_factory.mktemp("report")
+    result = subprocess.run(
+        [str(ROOT / "run.sh"), "report", str(CAMPAIGN), "--results", str(FIXTURES), "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_report_files_are_written(report_dir: Path) -> None:
+    for name in ("report.md", "report.html", "metrics.csv", "locks.csv", "claims.csv", "provenance.json"):
+        assert (report_dir / name).is_file(), name
+    markdown = (report_dir / "report.md").read_text()
+    for title in ("Coherence messages per lock hand-off", "Node-local and crossing traffic", "Per-lock traffic", "Provenance"):
+        assert f"## {title}" in markdown
+    for link in re.findall(r"\]\((figures/[^)]+)\)", markdown):
+        assert (report_dir / link).is_file(), link
+
+
+def test_tables_hold_the_fixtures_numbers(report_dir: Path) -> None:
+    metrics = pd.read_csv(report_dir / "metrics.csv")
+    assert set(metrics["machine"]) == {"piii-smp", "altix-numa"}
+    locks = pd.read_csv(report_dir / "locks.csv")
+    bench = locks[locks["lock"] == "bench:lock"].iloc[0]
+    assert bench["shares_line_with"] == "bench:shared_noise" and bench["invalidations"] > 0
+    assert set(metrics["trace"]) == {"protocol", "off"}  # the fixtures: one traced run, one not
+    claims = pd.read_csv(report_dir / "claims.csv", dtype={"seed": str})
+    assert tuple(claims.columns) == COLUMNS
+    assert claims["verdict"].str.startswith("not run:").all()  # the fixtures are no seed's study
+
+
+def test_published_report_names_no_path_of_this_machine(report_dir: Path) -> None:
+    for path in report_dir.rglob("*"):
+        if path.suffix in (".md", ".html", ".json", ".csv"):
+            text = path.read_text()
+            for leaked in (str(ROOT), str(cache_dir()), str(Path.home())):
+                assert not re.search(re.escape(leaked) + r"(?![\w.+-])", text), (path.name, leaked)
+
+
+def test_a_missing_results_folder_is_a_clear_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(ROOT / "run.sh"), "report", str(CAMPAIGN), "--results", str(tmp_path / "none")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode != 0 and "no results of campaign machines" in result.stderr
+
+
+def report_with_discussion(tmp_path: Path, discussion: str) -> subprocess.CompletedProcess:
+    campaign = tmp_path / "machines.toml"
+    campaign.write_text(CAMPAIGN.read_text())
+    (tmp_path / "machines.discussion.toml").write_text(discussion)
+    return subprocess.run(
+        [str(ROOT / "run.sh"), "report", str(campaign), "--results", str(FIXTURES), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_the_written_reading_is_shown_and_flagged_when_stale(tmp_path: Path) -> None:
+    if not any(FIXTURES.glob("*/stats.txt")):
+        pytest.skip("no real gem5 fixtures")
+    result = report_with_discussion(tmp_path, (
+        '[[reading]]\nabout = "004"\nwritten_for = 0\ntext = "The lockref line moved less."\n'
+        '[[reading]]\nabout = "002"\nwritten_for = 5\ntext = "HBO kept the lock on its node."\n'
+        '[[reading]]\nabout = "handoffs"\nwritten_for = 1\ntext = "One untraced kbench ROI, read as such."\n'
+    ))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    # The fixtures are a few runs, not the campaign's: the report says how much of it it reads.
+    declared = len(load_campaign(CAMPAIGN).runs)
+    assert re.search(rf"The campaign is not complete: the report reads \d+ of its {declared} run\(s\); a --dry-run of machines.toml lists what is left.", markdown)
+    current = markdown.split("Seed 004: our reading", 1)[1]
+    assert current.split("\n#", 1)[0].strip() == "The lockref line moved less."  # no run of lockref, written for none
+    stale = markdown.split("Seed 002: our reading", 1)[1].split("\n#", 1)[0]
+    assert "Written when 5 run(s) of these studies had finished; these results hold 0" in stale
+    assert "HBO kept the lock on its node." in stale
+    kbench = markdown.split("Hand-offs: our reading", 1)[1].split("\n#", 1)[0]
+    # the fixtures' one untraced kbench run: current (the traced one serves the per-lock attribution only)
+    assert kbench.strip() == "One untraced kbench ROI, read as such."
+
+
+def test_a_broken_discussion_is_a_clear_error(tmp_path: Path) -> None:
+    result = report_with_discussion(tmp_path, '[[reading]]\nabout = "042"\nwritten_for = 1\ntext = "x"\n')
+    assert result.returncode != 0
+    assert "machines.discussion.toml: reading[0].about: '042' is neither a seed" in result.stderr, result.stderr
+
+
+def test_report_results_may_be_the_root_that_campaign_results_names(tmp_path: Path) -> None:
+    """`campaign --results R` writes R/<name>/; `report --results R` finds it there, and a campaign folder stays itself."""
+    from analysis.command import campaign_folder
+
+    (tmp_path / "calibration" / "runs").mkdir(parents=True)
+    assert campaign_folder(tmp_path, "calibration") == tmp_path / "calibration"
+    assert campaign_folder(tmp_path / "calibration", "calibration") == tmp_path / "calibration"
+    assert campaign_folder(tmp_path / "elsewhere", "calibration") == tmp_path / "elsewhere"
+
+
+def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
+    """Seed 002's pft: 1 thread and 2 threads on a 2-CPU node, on two kernel builds, are four lines'
+    points, not one mean per CPU count (the first rerun report averaged 47,000 and 77,000 into 62,000)."""
+    from analysis.reporting.chart_points import throughput_series
+
+    rows = pd.DataFrame({
+        "boot_args": ["lockstudy.spinlock=tas"] * 4, "cpus": [2, 2, 2, 2], "copies": [1, 2, 1, 2],
+        "kernel_build": ["smp-mm-ptlock", "smp-mm-ptlock", "smp", "smp"],
+    })  # fmt: skip
+    labels = throughput_series(rows, "boot_args").tolist()
+    assert labels == [
+        "lockstudy.spinlock=tas, smp-mm-ptlock, 1 thread(s)", "lockstudy.spinlock=tas, smp-mm-ptlock",
+        "lockstudy.spinlock=tas, smp, 1 thread(s)", "lockstudy.spinlock=tas, smp",
+    ]  # fmt: skip
+    one_build = rows[rows["kernel_build"] == "smp"]
+    assert throughput_series(one_build, "boot_args").tolist() == ["lockstudy.spinlock=tas, 1 thread(s)", "lockstudy.spinlock=tas"]
+
+
+def test_the_rates_table_tells_configurations_on_as_many_cpus_apart_by_their_copies() -> None:
+    """pft with 1 and with 2 threads on one 2-CPU node are two configurations: the rates table shows the
+    threads beside the CPUs (the rerun report listed them as two rows of one configuration, 47 k and 78 k)."""
+    from analysis.reporting import report
+
+    configurations = pd.DataFrame({
+        "machine": ["altix-numa"] * 2, "testcase": ["pft"] * 2, "cpus": [2, 2], "copies": [2.0, 1.0],
+        "variant": ["tas"] * 2, "boot_args": ["lockstudy.spinlock=tas"] * 2, "kernel_build": ["smp-mm-ptlock"] * 2,
+        "window": ["mb=16,iterations=2"] * 2, "mean": [77581.0, 47099.0], "n": [1, 1], "note": ["", ""],
+    })  # fmt: skip
+    table = report.rates_table(configurations).frame
+    assert table.columns.tolist().index("copies") == table.columns.tolist().index("cpus") + 1
+    assert table[["copies", "mean"]].values.tolist() == [[1.0, 47099.0], [2.0, 77581.0]]
+
+
+def test_a_spec_with_more_copies_than_the_smaller_sizes_cpus_is_one_line() -> None:
+    """fsmix runs 8 threads on 1, 2, 4 and 8 CPUs: one line per kernel build, not one for 1-4 CPUs
+    ("8 thread(s)") and another for 8 (the first v5 report drew four lines for two builds)."""
+    from analysis.reporting.chart_points import throughput_series
+
+    rows = pd.DataFrame({"boot_args": [""] * 4, "cpus": [1, 2, 4, 8], "copies": [8.0] * 4, "kernel_build": ["smp"] * 4})
+    assert throughput_series(rows, "boot_args").nunique() == 1
+
+
+def test_the_seeds_figure_turns_both_sides_to_as_advantage() -> None:
+    """Seed 001's published measure is dd's seconds (lower is better), ours a rate: "UP takes 0.55 of
+    SMP's time" and "UP does 1.04x SMP's operations" both say UP is better, and both must sit right of 1."""
+    from analysis.reporting import report
+    from analysis.seed_verdicts.seeds import load_seeds
+
+    seed = next(s for s in load_seeds() if s.id == "001")
+    judged = pd.DataFrame([{
+        "claim": "001-up-vs-smp-2.5", "condition": "as-shipped", "workload": "dd1b", "roi_cpu": "timing", "copies": float("nan"),
+        "window": "", "published_ratio": 0.5513, "ratio": 1.04, "ci_low": 1.03, "ci_high": 1.05,
+    }])  # fmt: skip
+    shown = report.claim_advantages(judged, seed).iloc[0]
+    assert shown["published_ratio"] == pytest.approx(1 / 0.5513) and shown["published_ratio"] > 1
+    assert (shown["ours_ratio"], shown["ci_low"], shown["ci_high"]) == (1.04, 1.03, 1.05)

@@ -1,0 +1,108 @@
+"""Messages per hand-off against the analytical bound (analysis/traffic/handoffs.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.traffic import handoffs
+
+BOUNDS = handoffs.load_bounds()
+METRIC = BOUNDS.metric
+
+
+def kbench(variant: str, values: dict[int, float], machine: str = "piii-smp") -> list[dict]:
+    return [
+        {"machine": machine, "variant": variant, "cpus": cpus, "nodes": 1, "testcase": "kbench", "handoffs": 100.0, METRIC: value}
+        for cpus, value in values.items()
+    ]
+
+
+def table(*groups: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([row for group in groups for row in group])
+
+
+def verdicts(frame: pd.DataFrame) -> dict[str, str]:
+    return dict(zip(handoffs.bound_table(frame)["variant"], handoffs.bound_table(frame)["verdict"]))
+
+
+def test_flat_queue_lock_and_linear_ticket_lock_agree() -> None:
+    frame = table(
+        kbench("qspinlock", {2: 6.0, 4: 6.3, 8: 6.1}),
+        kbench("ticket", {2: 5.0, 4: 7.0, 8: 11.0}),  # one request per extra waiter
+        kbench("tas", {2: 9.0, 4: 15.0, 8: 27.0}),
+    )
+    assert verdicts(frame) == {"qspinlock": "agrees", "ticket": "agrees", "tas": "agrees"}
+    row = handoffs.bound_table(frame).set_index("variant").loc["ticket"]
+    assert row["slope_per_waiter"] == pytest.approx(1.0) and row["measured_order"] == "O(N)"
+
+
+def test_a_growing_queue_lock_and_a_flat_ticket_lock_disagree() -> None:
+    frame = table(kbench("cna", {2: 5.0, 4: 9.0, 8: 17.0}), kbench("ticket", {2: 5.0, 4: 5.0, 8: 5.2}))
+    assert verdicts(frame) == {"cna": "disagrees", "ticket": "disagrees"}
+
+
+def test_uncontended_and_single_size_runs_do_not_make_a_verdict() -> None:
+    frame = table(kbench("qspinlock", {1: 3.0, 4: 6.0}), kbench("mystery", {2: 1.0, 4: 2.0}))
+    frame.loc[frame["cpus"] == 1, "handoffs"] = 0.0  # one CPU: no hand-off at all
+    assert verdicts(frame) == {"qspinlock": "one size only: no slope", "mystery": "no bound for this variant"}
+
+
+def test_reference_lines_start_at_the_smallest_size() -> None:
+    frame = table(kbench("ticket", {2: 5.0, 8: 20.0}), kbench("qspinlock", {2: 6.0, 8: 7.0}))
+    lines = handoffs.reference_lines(handoffs.contended(frame, BOUNDS), BOUNDS)
+    assert lines["ticket"] == [(2.0, 5.0), (8.0, 5.0 + 6 * BOUNDS.variants["ticket"].per_waiter)]
+    assert lines["qspinlock"] == [(2.0, 6.0), (8.0, 6.0)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('order = "N"', 'order = "N^2"', r"variant\[0\]\.order: 'N\^2' is not one of"),
+        ("slope_per_waiter = 0.5", 'slope_per_waiter = "half"', r"agreement\.slope_per_waiter: 'half' is not a float"),
+        ("per_waiter = 3.0", "per_waiter = -1.0", r"variant\[0\]\.per_waiter: -1\.0 is not a number >= 0"),
+    ],
+)
+def test_a_bad_bounds_file_names_file_and_field(tmp_path: Path, old: str, new: str, message: str) -> None:
+    text = handoffs.DATA_FILE.read_text()
+    assert old in text
+    path = tmp_path / "bounds.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(handoffs.BoundsError, match=message) as caught:
+        handoffs.load_bounds(path)
+    assert str(path) in str(caught.value)
+
+
+def test_the_slope_is_taken_between_the_largest_sizes() -> None:
+    # a queue lock that gains lock-word sharers from 1 to 3 waiters, then stays flat
+    frame = table(kbench("qspinlock", {2: 7.0, 4: 16.0, 8: 16.5}))
+    row = handoffs.bound_table(frame).iloc[0]
+    assert row["slope_sizes"] == "4 8" and row["verdict"] == "agrees"
+    assert row["per_handoff"] == "7.0 16.0 16.5"  # every size is shown
+
+
+def test_another_per_handoff_column_is_judged_when_named() -> None:
+    """The bench lock's own line (the per-lock table's column) against the same bounds."""
+    line = "home_requests_per_handoff"
+    rows = [
+        {"machine": "altix-numa", "variant": variant, "cpus": cpus, "nodes": cpus // 2, "testcase": "kbench", "handoffs": 50.0,
+         line: value, METRIC: 1000.0 * cpus}  # the whole-ROI column grows: it must not be the one judged
+        for variant, values in (("qspinlock", {4: 7.3, 8: 7.0}), ("ticket", {4: 16.3, 8: 36.4}))
+        for cpus, value in values.items()
+    ]  # fmt: skip
+    frame = handoffs.bound_table(pd.DataFrame(rows), metric=line).set_index("variant")
+    assert frame.loc["qspinlock", "verdict"] == "agrees" and frame.loc["ticket", "verdict"] == "agrees"
+    assert frame.loc["ticket", "per_handoff"] == "16.3 36.4"
+    assert handoffs.bound_table(pd.DataFrame(rows)).set_index("variant").loc["qspinlock", "verdict"] == "disagrees"
+
+
+def test_the_share_of_acquisitions_that_were_hand_offs_is_shown() -> None:
+    """A lock the releasing CPU mostly takes again (test-and-set on NUMA) is visible as such."""
+    rows = table(kbench("tas", {4: 30.0, 8: 5000.0}))
+    rows["acquisitions"] = [100.0, 40000.0]
+    rows["handoffs"] = [99.0, 80.0]
+    row = handoffs.bound_table(rows).iloc[0]
+    assert row["handoffs_per_acquisition"] == "0.99 0.00"
+    assert "handoffs_per_acquisition" not in handoffs.bound_table(table(kbench("tas", {4: 30.0, 8: 50.0}))).columns
