@@ -31,6 +31,7 @@ from analysis.calibration.measured import TESTCASE_PREFIX as CALIBRATION_PREFIX
 from analysis.calibration.measured import CalibrationError
 from analysis.calibration.published import PublishedError
 from analysis.calibration.section import calibration_section
+from analysis.command import RUNS_FOLDER
 from analysis.gem5_output.run_provenance import RunProvenance
 from analysis.gem5_output.runs import Results, load_results
 from analysis.handoff_chart.teaching import teaching_section
@@ -64,6 +65,7 @@ BENCH_LOCK = "bench:lock"  # the kernel lock bench's lock in the registry
 LOCK_LINE_METRIC = "home_requests_per_handoff"  # analysis/traffic/locks.py: requests for the lock's line at its home bank
 TOP_LOCKS = 10  # lock lines in the per-lock figure
 CHECKPOINTS = "checkpoints"  # a campaign's boot checkpoints (lockstudy/campaign/gem5_backend.py)
+WORKER_RECORD = "result.json"  # runs/<id>/result.json: the campaign worker's record of a run (its costs among them)
 MACHINE_TITLES = {
     "classic-smp": "bus (snooping, classic caches)",
     "ruby-numa": "NUMA (line-interleaved homes, Ruby MESI_Two_Level)",
@@ -422,6 +424,27 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
     return section, claims_frame
 
 
+def boot_seconds(results_dir: Path) -> dict[str, float]:
+    """Each boot checkpoint's host seconds, by checkpoint folder name: from the boot's own result.json where
+    the checkpoint is on this machine, else from the worker record of the run whose attempt built it
+    (runs/<id>/result.json `costs.checkpoint_built`). The run archive keeps the worker records but not the
+    checkpoints (gigabytes), so a report on restored runs still counts the hours their boots took."""
+    boots = {
+        path.parent.name: float(json.loads(path.read_text()).get("host_seconds") or 0)
+        for path in sorted(results_dir.glob(f"{CHECKPOINTS}/*/result.json"))
+    }
+    for record_path in sorted(results_dir.glob(f"{RUNS_FOLDER}/*/{WORKER_RECORD}")):
+        try:
+            record = json.loads(record_path.read_text())
+        except (OSError, ValueError):
+            continue  # a run the worker is still writing, or one the analysis reports as unreadable
+        built = (record.get("costs") or {}).get("checkpoint_built") if isinstance(record, dict) else None
+        checkpoint = record.get("checkpoint") if isinstance(record, dict) else None
+        if isinstance(built, dict) and isinstance(checkpoint, str) and Path(checkpoint).name not in boots:
+            boots[Path(checkpoint).name] = float(built.get("host_seconds") or 0)
+    return boots
+
+
 def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
     runs = {}
     for run_id, run in sorted(results.runs.items()):
@@ -435,11 +458,10 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
             "command": portable_command(run, results_dir),
         }
     run_seconds = sum(float(run.info.result.get("host_seconds") or 0) for run in results.runs.values())
-    boot_seconds = sum(
-        float(json.loads(path.read_text()).get("host_seconds") or 0) for path in sorted(results_dir.glob(f"{CHECKPOINTS}/*/result.json"))
-    )
+    boots = boot_seconds(results_dir)
     return {
-        "host hours": f"{(run_seconds + boot_seconds) / 3600:.2f} ({boot_seconds / 3600:.2f} booting to checkpoints, {run_seconds / 3600:.2f} in restored runs)",
+        "host hours": f"{(run_seconds + sum(boots.values())) / 3600:.2f} ({sum(boots.values()) / 3600:.2f} booting to "
+        f"{len(boots)} checkpoint(s), {run_seconds / 3600:.2f} in restored runs)",
         "runs read": len(results.runs),
         "runs left out (failed, not finished, or not in the campaign)": {info.run_id: f"{info.status}: {info.reason}" for info in results.excluded}
         or "none",

@@ -173,3 +173,29 @@ def test_the_seeds_figure_turns_both_sides_to_as_advantage() -> None:
     shown = report.claim_advantages(judged, seed).iloc[0]
     assert shown["published_ratio"] == pytest.approx(1 / 0.5513) and shown["published_ratio"] > 1
     assert (shown["ours_ratio"], shown["ci_low"], shown["ci_high"]) == (1.04, 1.03, 1.05)
+
+
+def test_a_report_on_restored_runs_counts_their_boots_from_the_worker_records(tmp_path: Path) -> None:
+    """The run archive keeps each run's worker record but no checkpoint: a boot's hours come from the
+    checkpoint's result.json where it is here, else from the record of the run whose attempt built it;
+    a boot is counted once (the first rerun report from restored runs said 0.00 hours booting)."""
+    import json
+
+    from analysis.reporting.report import boot_seconds
+
+    here = tmp_path / "checkpoints" / "aaaa"
+    here.mkdir(parents=True)
+    (here / "result.json").write_text(json.dumps({"host_seconds": 100.0}))
+
+    def record(run_id: str, checkpoint: str, built: dict | None) -> None:
+        folder = tmp_path / "runs" / run_id
+        folder.mkdir(parents=True)
+        record = {"checkpoint": f"results/raw/x/checkpoints/{checkpoint}", "costs": {"checkpoint_built": built, "run": {}}}
+        (folder / "result.json").write_text(json.dumps(record))
+
+    record("r1", "aaaa", {"host_seconds": 90.0})  # built here: the checkpoint's own figure wins
+    record("r2", "bbbb", {"host_seconds": 250.0})  # restored: its checkpoint is gone, its record kept the cost
+    record("r3", "bbbb", None)  # reused the checkpoint r2 built
+    (tmp_path / "runs" / "r4").mkdir()
+    (tmp_path / "runs" / "r4" / "result.json").write_text("{ half-written")
+    assert boot_seconds(tmp_path) == {"aaaa": 100.0, "bbbb": 250.0}
