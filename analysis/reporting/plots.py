@@ -20,7 +20,8 @@ unsaved, with its alt text (what the tests measure).
 
 Readable at a glance, by the rules of `data/plots.toml` (`Readability`):
 - a value axis is logarithmic when its values span `log_axis.min_span_ratio`
-  or more (the axis label then ends in "(log scale)"); stacked bars stay
+  or more (the axis label then ends in "(log scale)"; an interval's end at
+  0 or below does not count, and its whisker runs to the axis' floor); stacked bars stay
   linear, since a segment's length on a log axis is no amount, and write
   each bar's total at its end instead;
 - in `lines_vs_size`, series whose peak is `own_panel.min_peak_ratio` times
@@ -90,6 +91,7 @@ BASELINE_WIDTH = 0.8  # the ratio = 1 line of the ratio charts
 RATIO_BASELINE = 1.0  # ratio stems start here: a / b = 1 is "the same"
 STEM_WIDTH = 2.0  # the line from 1 to a ratio's dot
 INTERVAL_CAP = 5.0  # points: the caps of our ratio's interval whiskers
+LOG_FLOOR_BELOW_LOWEST = 2.0  # a log panel with an open whisker ends this factor below its lowest value
 LINEAR_TICK_GROUPING_FROM = 1000.0  # a linear axis writes ticks from here on as whole numbers with thousands commas
 PUBLISHED_MARKER = "s"
 OURS_MARKER = "o"
@@ -408,8 +410,19 @@ def _reference_lines(reference: Mapping[str, Sequence[tuple[float, float]]], col
 
 def _draw_lines_panel(
     ax: Axes, lines: list[_Line], measured: set[str], sizes: list[float], rules: Readability, ylabel: str, reference_name: str
-) -> bool:
-    """One panel of lines; True when its value axis is logarithmic."""
+) -> tuple[bool, bool]:
+    """One panel of lines; (its value axis is logarithmic, a whisker was cut at the log axis' floor).
+
+    A mean's t interval can reach 0 or below for a quantity that cannot (two
+    runs of a count far apart). Such a whisker end does not keep the axis
+    linear: the axis follows the points and the whisker ends above 0, and on
+    a log axis the whisker runs down to the panel's floor, open-ended."""
+    points = [y for line in lines for _, y in line.points]
+    ends = [v for line in lines for _, low, high in line.whiskers for v in (low, high)]
+    log = uses_log_axis(points + [v for v in ends if v > 0], rules)
+    shown = [v for v in points + ends if math.isfinite(v) and v > 0]
+    floor = min(shown) / LOG_FLOOR_BELOW_LOWEST if log else -math.inf
+    cut = False
     for line in lines:
         xs = [p[0] for p in line.points]
         ys = [p[1] for p in line.points]
@@ -420,12 +433,15 @@ def _draw_lines_panel(
             ax.plot(xs, ys, marker=line.marker, color=line.colour, label=line.label)
         if line.whiskers:
             centres = dict(line.points)
+            lows = [max(w[1], floor) for w in line.whiskers]
+            cut = cut or any(w[1] < floor for w in line.whiskers)
             ax.errorbar([w[0] for w in line.whiskers], [centres[w[0]] for w in line.whiskers], fmt="none", ecolor=line.colour,
-                        capsize=INTERVAL_CAP, yerr=[[centres[w[0]] - w[1] for w in line.whiskers], [w[2] - centres[w[0]] for w in line.whiskers]])  # fmt: skip
-    values = [y for line in lines for _, y in line.points] + [v for line in lines for _, low, high in line.whiskers for v in (low, high)]
-    log = uses_log_axis(values, rules)
+                        capsize=INTERVAL_CAP, yerr=[[centres[w[0]] - low for w, low in zip(line.whiskers, lows)],
+                                                    [w[2] - centres[w[0]] for w in line.whiskers]])  # fmt: skip
     if log:
-        _set_log_scale(ax, "y", values)
+        _set_log_scale(ax, "y", shown)
+        if cut:
+            ax.set_ylim(bottom=floor)
     else:
         ax.yaxis.set_major_formatter(FuncFormatter(_linear_tick))
     ax.set_xscale("log", base=SIZE_LOG_BASE)
@@ -434,7 +450,7 @@ def _draw_lines_panel(
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _position: _label(float(value))))
     ax.set_ylabel(_value_label(ylabel, log))
     ax.grid(True, alpha=GRID_ALPHA)
-    return log
+    return log, cut
 
 
 def _peak(line: _Line) -> float:
@@ -482,10 +498,11 @@ def draw_lines_vs_size(
     figure = _new_figure(width + (OWN_PANEL_EXTRA_INCHES if own else 0.0), height)
     axes = figure.subplots(1, 2, width_ratios=MAIN_TO_OWN_PANEL_WIDTH) if own else [figure.subplots()]
     measured_names = set(colours)
-    logs = [_draw_lines_panel(axes[0], main, measured_names, sizes, rules, ylabel, reference_name)]
+    drawn = [_draw_lines_panel(axes[0], main, measured_names, sizes, rules, ylabel, reference_name)]
     if own:
-        logs.append(_draw_lines_panel(axes[1], own, measured_names, sizes, rules, ylabel, reference_name))
+        drawn.append(_draw_lines_panel(axes[1], own, measured_names, sizes, rules, ylabel, reference_name))
         axes[1].set_title(_own_panel_title(apart, measured, rules))
+    logs = [log for log, _ in drawn]
     for ax in axes:
         ax.set_xlabel(xlabel or x)
     heading = figure.suptitle(title)
@@ -503,6 +520,8 @@ def draw_lines_vs_size(
         alt += f" Dashed {reference_name} lines: {', '.join(reference)}."
     if any(line.whiskers for line in measured):
         alt += " Whiskers: each point's confidence interval, where it has one (two or more runs)."
+    if any(cut for _, cut in drawn):
+        alt += " A whisker whose interval reaches 0 or below runs to the bottom of its logarithmic axis."
     alt += _lines_rules_alt(apart, measured, logs, rules)
     return figure, alt
 

@@ -106,6 +106,26 @@ def test_a_points_interval_is_drawn_as_whiskers_and_a_point_without_one_has_none
     assert "Whiskers" not in plain
 
 
+def test_an_interval_reaching_below_zero_does_not_keep_a_wide_span_linear() -> None:
+    """altix-numa-interleaved's hand-offs: test-and-set 6 to 312 requests, HBO at 16 CPUs 40.6 [-38.3, 120] (n=2)."""
+    from matplotlib.container import ErrorbarContainer
+
+    table = sizes_table({"tas": [6.2, 28.0, 95.8, 311.9], "hbo": [6.1, 12.3, 18.4, 40.6], "cna": [6.8, 21.4, 21.7, 23.3]})
+    table = table.assign(low=table["rate"] * 0.9, high=table["rate"] * 1.1)
+    hbo_16 = (table["variant"] == "hbo") & (table["cpus"] == 16)
+    table.loc[hbo_16, ["low", "high"]] = [-38.3, 119.5]
+    figure, alt = plots.draw_lines_vs_size(table, y="rate", title="t", ylabel="requests", rules=RULES, interval=("low", "high"))
+    assert value_scales(figure) == ["log"] and "logarithmic" in alt
+    bottom = figure.axes[0].get_ylim()[0]
+    assert 0 < bottom < 6.1 * 0.9
+    whisker_ends = [y for c in figure.axes[0].containers if isinstance(c, ErrorbarContainer)
+                    for segment in c.lines[2][0].get_segments() for _, y in segment]  # fmt: skip
+    assert min(whisker_ends) == pytest.approx(bottom) and max(whisker_ends) == pytest.approx(311.9 * 1.1)
+    assert "runs to the bottom" in alt
+    _, closed = plots.draw_lines_vs_size(table[~hbo_16], y="rate", title="t", ylabel="requests", rules=RULES, interval=("low", "high"))
+    assert "runs to the bottom" not in closed
+
+
 def test_the_span_ratio_comes_from_the_rules_file(tmp_path: Path) -> None:
     """NUMA kbench throughput spans about 17 times (2 to 16 CPUs): log at 10, linear when the file says 20."""
     throughput = committed("throughput-altix-numa-kbench")
