@@ -54,3 +54,26 @@ def test_a_chi_run_made_without_the_locked_rmw_extra_is_named(tmp_path: Path) ->
     runs = [chi[0], chi[1], bus]
     stale = stale_runs(runs, [RunStatus(run.run_id, State.DONE, 1) for run in runs], store)
     assert [(run.run_id, run.differs) for run in stale] == [(chi[0].run_id, ("gem5 without the chi-x86-locked-rmw extra",))]
+
+
+def done_with_kernel(store: CampaignStore, run_id: str, build_id: str, vmlinux_sha256: str) -> None:
+    run = store.run_dir(run_id)
+    (run.path / "out").mkdir(parents=True)
+    kernel = {"sha256": vmlinux_sha256, "build_info": {"build_id": build_id}}
+    (run.path / "out" / "result.json").write_text(json.dumps({"provenance": {"kernel": kernel}}))
+
+
+def test_a_kernel_of_another_build_id_is_current_when_it_booted_todays_vmlinux(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Debian re-packaged linux-source-6.1 (6.1.192-2 to -3): a new build id, the same vmlinux byte for byte."""
+    campaign = load_campaign(ROOT / "campaigns" / "smoke.toml")
+    store = CampaignStore("smoke", tmp_path)
+    same_binary, other_binary = campaign.runs[0], campaign.runs[1]
+    build = same_binary.kernel_build
+    assert other_binary.kernel_build == build
+    monkeypatch.setattr(artifacts, "kernel", lambda name, kind: artifacts.Artifact(tmp_path / kind, "today-build-id"))
+    monkeypatch.setattr(artifacts, "kernel_binary_sha256", lambda name: "a" * 64)
+    done_with_kernel(store, same_binary.run_id, "yesterday-build-id", "a" * 64)
+    done_with_kernel(store, other_binary.run_id, "yesterday-build-id", "b" * 64)
+    runs = [same_binary, other_binary]
+    stale = stale_runs(runs, [RunStatus(run.run_id, State.DONE, 1) for run in runs], store)
+    assert [(run.run_id, run.differs) for run in stale] == [(other_binary.run_id, (f"kernel build {build}",))]

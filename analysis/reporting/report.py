@@ -454,6 +454,7 @@ def provenance(results: Results, results_dir: Path) -> dict[str, Any]:
             "gem5_extras": facts.gem5_extras,
             "machine": facts.machine_file_label(),
             "kernel_build_id": facts.kernel_build_id,
+            "kernel_sha256": facts.kernel_sha256,  # the vmlinux booted: builds of two ids can make the same one
             "image_sha256": facts.image_sha256,
             "command": portable_command(run, results_dir),
         }

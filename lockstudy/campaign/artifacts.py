@@ -39,6 +39,21 @@ def kernel(build: str, image_kind: str) -> Artifact:
     return Artifact(path, str(info["build_id"]))
 
 
+def kernel_binary_sha256(build: str) -> str:
+    """The sha256 of the vmlinux a kernel build made (its build-info.json `outputs`): what gem5 boots.
+
+    Two builds of one recipe from a re-packaged source (Debian's 6.1.192-2 and
+    -3 of linux-source-6.1) have two build ids and can make the same vmlinux."""
+    directory = build_dir() / "kernel" / build
+    info = read_build_info(directory, f"kernel build {build}")
+    outputs = info.get("outputs")
+    vmlinux = outputs.get("vmlinux") if isinstance(outputs, dict) else None
+    sha = vmlinux.get("sha256") if isinstance(vmlinux, dict) else None
+    if not isinstance(sha, str):
+        raise MissingArtifact(f"kernel build {build}: {directory / 'build-info.json'} records no outputs.vmlinux.sha256; run ./run.sh build kernel --build {build}")
+    return sha
+
+
 def disk_image() -> Artifact:
     directory = build_dir() / "image"
     info = read_build_info(directory, "disk image")

@@ -8,7 +8,10 @@ contents. A machine file is compared by its content hash
 (gem5-configs/machine.py content_sha256), so an edit of its comments
 leaves its runs current; a run that recorded only its file's sha256 is
 compared through the content of that file version
-(machine_versions.py). So when a machine file is recalibrated, or a kernel or the image
+(machine_versions.py). A kernel is compared by its build id, and a run whose
+build id is not today's is still current when the vmlinux it booted is
+today's, byte for byte (a build from a re-packaged but identical source:
+the guest ran the same code). So when a machine file is recalibrated, or a kernel or the image
 rebuilt, the runs already done stay done, and a report would read them
 beside runs of the new machine. The launcher keeps them (their hours are
 spent, and gem5's result.json records what each ran on) and says so, with
@@ -62,6 +65,13 @@ def made_with(result: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
+def kernel_binary(result: dict[str, Any]) -> str | None:
+    """The sha256 of the vmlinux a run booted, as its result.json records it (None: not recorded)."""
+    kernel = result.get("provenance", {}).get("kernel", {})
+    outputs = kernel.get("build_info", {}).get("outputs", {})
+    return kernel.get("sha256") or outputs.get("vmlinux", {}).get("sha256")
+
+
 def machine_identity(recorded: str | None, file_name: str | None = None) -> str | None:
     """A recorded machine hash as a content hash: itself, or the content of the file version it is the sha256 of."""
     if recorded is None:
@@ -94,6 +104,7 @@ def current_identities(spec: RunSpec, cache: dict[str, str | None]) -> dict[str,
         "machine": identity(keys["machine"], lambda: artifacts.machine_file(spec.machine).identity),
         "machine_file_sha256": identity(f"machine-file:{spec.machine}", lambda: artifacts.machine_file_sha256(spec.machine)),
         "kernel": identity(keys["kernel"], lambda: artifacts.kernel(spec.kernel_build, "vmlinux").identity),
+        "kernel_binary": identity(f"kernel-binary:{spec.kernel_build}", lambda: artifacts.kernel_binary_sha256(spec.kernel_build)),
         "image": identity(keys["image"], lambda: artifacts.disk_image().identity),
     }
 
@@ -104,6 +115,9 @@ def differences(spec: RunSpec, result: dict[str, Any], cache: dict[str, str | No
     if made["machine"] and made["machine"] == now["machine_file_sha256"]:
         made["machine"] = now["machine"]  # an earlier run's file sha256 of today's very file
     made["machine"] = machine_identity(made["machine"], f"{spec.machine}.toml")
+    booted = kernel_binary(result)
+    if made["kernel"] != now["kernel"] and booted and booted == now["kernel_binary"]:
+        made["kernel"] = now["kernel"]  # another build id, today's very vmlinux
     names = input_names(spec)
     differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
     missing = missing_extra(spec, result)
