@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from lockstudy.paths import ROOT
-from test_analysis_report_render import BROWSER_TIMEOUT_SECONDS, DomCensus, find_browser
+from tests.report_dom import BROWSER_TIMEOUT_SECONDS, DomCensus, find_browser
 
 RESULTS = ROOT / "results" / "seeds"
 PROVENANCE_KEYS = ("gem5", "machine", "kernel_build_id", "image_sha256", "command")
