@@ -7,6 +7,16 @@ over the largest sizes (the orders are asymptotic; bounds.toml says why),
 and the order that slope shows next to the order the theory gives
 (analysis/data/bounds.toml, with its sources). `reference_lines()` gives
 the bound drawn through each variant's smallest measured size.
+
+The slope is judged by its interval, as every verdict of the report is
+(issue 17): the least-squares slope is a weighted sum of the sizes' means,
+slope = sum c_i m_i with c_i = (W_i - mean W) / sum (W_j - mean W)^2, so
+its variance is sum c_i^2 s_i^2 / n_i (the sizes' repeats are independent)
+and its interval Student's t at analysis/data/statistics.toml's level with
+min(n_i) - 1 degrees of freedom (the conservative choice of
+analysis/statistics/intervals.py). The order is O(N) when the whole
+interval is at or above bounds.toml's slope_per_waiter, O(1) when it is
+below; otherwise, or when a size has one run, the verdict is inconclusive.
 """
 
 from __future__ import annotations
@@ -18,7 +28,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.statistics.intervals import t_quantile
 from analysis.statistics.pooling import run_parameters
+from analysis.statistics.rules import StatisticsRules
+from analysis.statistics.rules import load_rules as load_statistics_rules
 from lockstudy.files import read_toml
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "bounds.toml"
@@ -92,6 +105,42 @@ def slope(waiters: list[float], values: list[float]) -> float:
     return sum((w - mean_w) * (v - mean_v) for w, v in zip(waiters, values)) / spread
 
 
+@dataclass(frozen=True)
+class Slope:
+    """The least-squares slope of the sizes' means against the waiters, with its interval (NaN without one)."""
+
+    value: float
+    low: float
+    high: float
+    runs: tuple[int, ...]  # repeats behind each size's mean
+
+    def order(self, threshold: float) -> str:
+        """ "N" or "1" where the interval settles it against `threshold`; "" where it does not."""
+        if math.isnan(self.low) or math.isnan(self.high):
+            return ""
+        if self.low >= threshold:
+            return "N"
+        return "1" if self.high < threshold else ""
+
+
+def slope_interval(waiters: list[float], samples: list[list[float]], rules: StatisticsRules | None = None) -> Slope:
+    """The slope of the samples' means against `waiters`, and its Student-t interval (module docstring)."""
+    rules = rules or load_statistics_rules()
+    means = [sum(values) / len(values) for values in samples]
+    value = slope(waiters, means)
+    runs = tuple(len(values) for values in samples)
+    if math.isnan(value) or min(runs) < 2:
+        return Slope(value, math.nan, math.nan, runs)
+    mean_w = sum(waiters) / len(waiters)
+    spread = sum((w - mean_w) ** 2 for w in waiters)
+    variance = 0.0
+    for w, values, mean in zip(waiters, samples, means):
+        sample_variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+        variance += ((w - mean_w) / spread) ** 2 * sample_variance / len(values)
+    half = t_quantile(rules.level, min(runs) - 1, rules.integration_points, rules.bisection_steps) * math.sqrt(variance)
+    return Slope(value, value - half, value + half, runs)
+
+
 def handoff_runs(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:
     """The kbench ROIs that measure hand-offs: contended (hand-offs counted), and with no kbench parameter
     beyond bounds.toml's kbench_parameters (a placement=... run is another experiment)."""
@@ -130,17 +179,25 @@ def bound_table(table: pd.DataFrame, bounds: Bounds | None = None, metric: str |
     bounds = bounds or load_bounds()
     metric = metric or bounds.metric
     points = contended(table, bounds, metric)
+    runs = handoff_runs(table, bounds)
     out = []
     for (machine, variant), group in points.groupby(["machine", "variant"]):
         group = group.sort_values("cpus")
         largest = group.tail(bounds.asymptotic_sizes)
-        measured_slope = slope(list(largest["waiters"].astype(float)), list(largest[metric].astype(float)))
+        mine = runs[(runs["machine"] == machine) & (runs["variant"] == variant)]
+        samples = [mine.loc[mine["cpus"] == cpus, metric].dropna().astype(float).tolist() for cpus in largest["cpus"]]
+        measured = slope_interval(list(largest["waiters"].astype(float)), samples)
+        measured_slope = measured.value
+        measured_order = measured.order(bounds.slope_per_waiter)
         bound = bounds.variants.get(variant)
-        measured_order = "" if math.isnan(measured_slope) else ("N" if measured_slope >= bounds.slope_per_waiter else "1")
         if bound is None:
             verdict = "no bound for this variant"
-        elif not measured_order:
+        elif math.isnan(measured_slope):
             verdict = "one size only: no slope"
+        elif math.isnan(measured.low):
+            verdict = "inconclusive (n=1)"
+        elif not measured_order:
+            verdict = f"inconclusive: the slope's interval spans {bounds.slope_per_waiter:g}"
         else:
             verdict = "agrees" if measured_order == bound.order else "disagrees"
         out.append({
@@ -150,7 +207,10 @@ def bound_table(table: pd.DataFrame, bounds: Bounds | None = None, metric: str |
             "per_handoff": " ".join(f"{v:.1f}" for v in group[metric]),
             **({HANDOFF_SHARE: " ".join(f"{v:.2f}" for v in group[HANDOFF_SHARE])} if HANDOFF_SHARE in group else {}),
             "slope_sizes": " ".join(f"{int(c)}" for c in largest["cpus"]),
+            "runs": " ".join(str(n) for n in measured.runs),
             "slope_per_waiter": measured_slope,
+            "slope_ci_low": measured.low,
+            "slope_ci_high": measured.high,
             "expected_order": f"O({bound.order})" if bound else "",
             "measured_order": f"O({measured_order})" if measured_order else "",
             "verdict": verdict,

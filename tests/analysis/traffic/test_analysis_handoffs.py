@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -13,10 +14,14 @@ BOUNDS = handoffs.load_bounds()
 METRIC = BOUNDS.metric
 
 
-def kbench(variant: str, values: dict[int, float], machine: str = "piii-smp") -> list[dict]:
+SPREAD = (0.99, 1.0, 1.01)  # three perturbed repeats of a size, 1 % apart: an interval narrow enough to settle an order
+
+
+def kbench(variant: str, values: dict[int, float], machine: str = "piii-smp", spread: tuple[float, ...] = SPREAD) -> list[dict]:
     return [
-        {"machine": machine, "variant": variant, "cpus": cpus, "nodes": 1, "testcase": "kbench", "handoffs": 100.0, METRIC: value}
+        {"machine": machine, "variant": variant, "cpus": cpus, "nodes": 1, "testcase": "kbench", "handoffs": 100.0, METRIC: value * factor}
         for cpus, value in values.items()
+        for factor in spread
     ]
 
 
@@ -91,18 +96,47 @@ def test_another_per_handoff_column_is_judged_when_named() -> None:
          line: value, METRIC: 1000.0 * cpus}  # the whole-ROI column grows: it must not be the one judged
         for variant, values in (("qspinlock", {4: 7.3, 8: 7.0}), ("ticket", {4: 16.3, 8: 36.4}))
         for cpus, value in values.items()
+        for _ in SPREAD
     ]  # fmt: skip
     frame = handoffs.bound_table(pd.DataFrame(rows), metric=line).set_index("variant")
     assert frame.loc["qspinlock", "verdict"] == "agrees" and frame.loc["ticket", "verdict"] == "agrees"
-    assert frame.loc["ticket", "per_handoff"] == "16.3 36.4"
+    assert frame.loc["ticket", "per_handoff"] == "16.3 36.4" and frame.loc["ticket", "runs"] == "3 3"
     assert handoffs.bound_table(pd.DataFrame(rows)).set_index("variant").loc["qspinlock", "verdict"] == "disagrees"
 
 
 def test_the_share_of_acquisitions_that_were_hand_offs_is_shown() -> None:
     """A lock the releasing CPU mostly takes again (test-and-set on NUMA) is visible as such."""
-    rows = table(kbench("tas", {4: 30.0, 8: 5000.0}))
+    rows = table(kbench("tas", {4: 30.0, 8: 5000.0}, spread=(1.0,)))
     rows["acquisitions"] = [100.0, 40000.0]
     rows["handoffs"] = [99.0, 80.0]
     row = handoffs.bound_table(rows).iloc[0]
     assert row["handoffs_per_acquisition"] == "0.99 0.00"
     assert "handoffs_per_acquisition" not in handoffs.bound_table(table(kbench("tas", {4: 30.0, 8: 50.0}))).columns
+
+
+def test_a_slope_whose_interval_spans_the_threshold_is_inconclusive() -> None:
+    """altix-numa-interleaved HBO, 8 to 16 CPUs, two runs each: 18.4 and 40.6 requests per hand-off on average,
+    one run of 16 at 30 and one at 51.2: a slope of 2.8 per waiter whose interval reaches below 0.5."""
+    rows = table(kbench("hbo", {8: 18.4, 16: 40.6}, machine="altix-numa-interleaved", spread=(0.98, 1.02)))
+    rows.loc[rows["cpus"] == 16, METRIC] = [30.0, 51.2]
+    row = handoffs.bound_table(rows).iloc[0]
+    assert row["slope_per_waiter"] == pytest.approx((40.6 - 18.4) / 8)
+    assert row["slope_ci_low"] < BOUNDS.slope_per_waiter < row["slope_ci_high"]
+    assert row["verdict"] == "inconclusive: the slope's interval spans 0.5" and row["measured_order"] == ""
+
+
+def test_one_run_a_size_makes_no_verdict() -> None:
+    row = handoffs.bound_table(table(kbench("ticket", {4: 10.0, 8: 30.0}, spread=(1.0,)))).iloc[0]
+    assert row["verdict"] == "inconclusive (n=1)" and row["runs"] == "1 1"
+    assert row["slope_per_waiter"] == pytest.approx(5.0)
+
+
+def test_the_slopes_interval_is_students_t_over_the_sizes_means() -> None:
+    """Two sizes of two runs (means 11 and 32, variances 2 and 8): slope (m2 - m1) / dW = 21 / 4, half-width
+    t(0.95, 1) sqrt(s1^2/2 + s2^2/2) / dW."""
+    measured = handoffs.slope_interval([3.0, 7.0], [[10.0, 12.0], [30.0, 34.0]])
+    t_95_1 = 12.706  # Student's t, two-sided 95 %, one degree of freedom
+    half = t_95_1 * math.sqrt(2.0 / 2 + 8.0 / 2) / 4.0
+    assert measured.value == pytest.approx(5.25) and measured.runs == (2, 2)
+    assert (measured.low, measured.high) == (pytest.approx(5.25 - half, rel=1e-3), pytest.approx(5.25 + half, rel=1e-3))
+    assert measured.order(0.5) == "" and handoffs.slope_interval([3.0, 7.0], [[10.0, 10.1], [30.0, 30.1]]).order(0.5) == "N"
