@@ -94,15 +94,13 @@ def load_bounds(path: Path = DATA_FILE) -> Bounds:
                   tuple(parameters))  # fmt: skip
 
 
-def slope(waiters: list[float], values: list[float]) -> float:
-    """Least-squares slope of values against waiters; NaN with fewer than two sizes."""
+def slope_weights(waiters: list[float]) -> list[float] | None:
+    """The c_i of the least-squares slope, slope = sum c_i v_i; None with fewer than two distinct sizes."""
     if len(waiters) < 2:
-        return math.nan
-    mean_w, mean_v = sum(waiters) / len(waiters), sum(values) / len(values)
+        return None
+    mean_w = sum(waiters) / len(waiters)
     spread = sum((w - mean_w) ** 2 for w in waiters)
-    if spread == 0:
-        return math.nan
-    return sum((w - mean_w) * (v - mean_v) for w, v in zip(waiters, values)) / spread
+    return [(w - mean_w) / spread for w in waiters] if spread else None
 
 
 @dataclass(frozen=True)
@@ -127,16 +125,15 @@ def slope_interval(waiters: list[float], samples: list[list[float]], rules: Stat
     """The slope of the samples' means against `waiters`, and its Student-t interval (module docstring)."""
     rules = rules or load_statistics_rules()
     means = [sum(values) / len(values) for values in samples]
-    value = slope(waiters, means)
     runs = tuple(len(values) for values in samples)
-    if math.isnan(value) or min(runs) < 2:
+    weights = slope_weights(waiters)
+    if weights is None:
+        return Slope(math.nan, math.nan, math.nan, runs)
+    value = sum(c * m for c, m in zip(weights, means))
+    if min(runs) < 2:
         return Slope(value, math.nan, math.nan, runs)
-    mean_w = sum(waiters) / len(waiters)
-    spread = sum((w - mean_w) ** 2 for w in waiters)
-    variance = 0.0
-    for w, values, mean in zip(waiters, samples, means):
-        sample_variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-        variance += ((w - mean_w) / spread) ** 2 * sample_variance / len(values)
+    variance = sum(c * c * sum((v - m) ** 2 for v in values) / (len(values) - 1) / len(values)
+                   for c, values, m in zip(weights, samples, means))  # fmt: skip
     half = t_quantile(rules.level, min(runs) - 1, rules.integration_points, rules.bisection_steps) * math.sqrt(variance)
     return Slope(value, value - half, value + half, runs)
 
