@@ -272,6 +272,23 @@ def test_a_traced_run_keeps_what_was_read_from_its_trace_and_a_report_takes_it(t
     assert trace_cache.load_kept("trace-attribution", restored_trace, asked) is None
 
 
+def test_a_traced_run_packed_with_one_readers_result_is_packed_again_when_the_other_has_read_it(
+    tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(tmp_path / "cache"))
+    there = CampaignStore(campaign.name, tmp_path / "machine")
+    spec = campaign.runs[0]
+    trace = make_done_run(there, spec, traced=True) / "roi.trace.gz"
+    made_from = {"format": 1, "code_sha256": "code-of-today", **trace_cache.trace_identity(trace)}
+    trace_cache.store(trace_cache.cache_file("trace-attribution", trace), {"made_from": made_from, "locks": {}})
+    list(archive_campaign(campaign, there, settings(tmp_path)))
+    assert read_index(tmp_path / "archive" / campaign.name)[spec.run_id]["derived"] == ["trace-attribution"]
+    trace_cache.store(trace_cache.cache_file("hotlines", trace), {"made_from": made_from, "rois": [{"lines": [[64, 9, 3, 12, 2]]}]})
+    lines = list(archive_campaign(campaign, there, settings(tmp_path)))
+    assert read_index(tmp_path / "archive" / campaign.name)[spec.run_id]["derived"] == ["hotlines", "trace-attribution"], lines
+    assert list(archive_campaign(campaign, there, settings(tmp_path)))[0].startswith(f"{campaign.name}: 0 run(s) packed")
+
+
 def test_a_trace_neither_here_nor_kept_is_left_out_with_a_warning_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gone = tmp_path / "roi.trace.gz"
     read: list[Path] = []

@@ -139,15 +139,16 @@ def pack_run(run_path: Path, campaign_path: Path, study: str, preset: int) -> Pa
 
 def needs_packing(entry: dict[str, Any] | None, tar: Path, run_path: Path) -> bool:
     """Not packed yet, its tar gone, packed from a run of the same id made with another machine file, kernel
-    build or image (staleness.made_with; this one replaces it), or packed before its trace's readers had kept
-    anything and they have since."""
+    build or image (staleness.made_with; this one replaces it), or packed before one of its trace's readers had
+    kept anything and it has since (a run packed with its lock attribution only gains its hot-line profile)."""
     if entry is None or not tar.is_file():
         return True
     if entry.get("made_with") != made_with(json.loads((run_path / OUT / "result.json").read_text())):
         return True
     trace = run_path / OUT / publish.TRACE
-    return bool(entry.get("traced")) and not entry.get("derived") and trace.is_file() and any(
-        trace_cache.cache_file(folder, trace).is_file() for folder in TRACE_READERS
+    packed_readers = set(entry.get("derived") or ())
+    return bool(entry.get("traced")) and trace.is_file() and any(
+        folder not in packed_readers and trace_cache.cache_file(folder, trace).is_file() for folder in TRACE_READERS
     )
 
 
