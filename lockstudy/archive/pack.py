@@ -146,10 +146,11 @@ def needs_packing(entry: dict[str, Any] | None, tar: Path, run_path: Path) -> bo
     if entry.get("made_with") != made_with(json.loads((run_path / OUT / "result.json").read_text())):
         return True
     trace = run_path / OUT / publish.TRACE
-    packed_readers = set(entry.get("derived") or ())
-    return bool(entry.get("traced")) and trace.is_file() and any(
-        folder not in packed_readers and trace_cache.cache_file(folder, trace).is_file() for folder in TRACE_READERS
-    )
+    if not entry.get("traced") or not trace.is_file():
+        return False
+    # derived_record's own test of what was kept from this trace: a cache file left by an earlier trace of the
+    # same path is not a new result, and would otherwise repack the run at every archive.
+    return not set(derived_record(trace, {})["readers"]) <= set(entry.get("derived") or ())
 
 
 def archive_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings) -> Iterator[str]:
