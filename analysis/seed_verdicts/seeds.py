@@ -106,7 +106,9 @@ class Variant:
     kernel_build: str | None  # our kernel build that stands for it (kernel/builds.toml)
     boot: str | None  # our boot argument(s) that select it, space-separated: a run must have all of them
     note: str
-    run: str | None = None  # a testcase parameter that selects it ("placement=shared": kbench's false sharing)
+    # testcase parameters that select it, space-separated: a run must have all of them
+    # ("variant=tas placement=shared": kbench's test-and-set lock with its counter on the lock's line)
+    run: str | None = None
 
     @property
     def selects(self) -> bool:
@@ -115,15 +117,18 @@ class Variant:
 
     def stands_for(self, kernel_build: str, boot_args: str, run_spec: str = "") -> bool:
         """Whether a run of ours (its kernel build, boot arguments and run spec) is this variant: it has
-        the variant's build, run parameter and every boot argument, and no stock switch
+        the variant's build, every run parameter and every boot argument, and no stock switch
         (lockstudy/validation/runs.py STOCK_BOOT_SWITCHES) the variant does not name, since a stock
         switch changes what the kernel does (noreplace-smp keeps the lock prefixes on one CPU)."""
         if self.kernel_build and self.kernel_build != kernel_build:
             return False
-        if self.run and self.run not in run_parameters(run_spec):
+        if not set((self.run or "").split()) <= run_parameters(run_spec):
             return False
         wanted, args = set((self.boot or "").split()), set(boot_args.split())
         return wanted <= args and not {arg for arg in args if arg in STOCK_BOOT_SWITCHES} - wanted
+
+
+RUN_PARAMETER = r"[A-Za-z0-9_]+=[^,+:\s]+"  # one testcase parameter, key=value
 
 
 def run_parameters(run_spec: str) -> set[str]:
@@ -443,8 +448,8 @@ def _variant(name: str, value: Any, where: _Where) -> Variant:
     if not {"kernel_build", "boot", "run"} & set(data):
         raise where.error("needs kernel_build, boot or run: what of ours stands for it")
     run = _string(data["run"], where / "run") if "run" in data else None
-    if run is not None and not re.fullmatch(r"[A-Za-z0-9_]+=[^,+:\s]+", run):
-        raise (where / "run").error(f"must be one testcase parameter key=value, not {run!r}")
+    if run is not None and not re.fullmatch(rf"{RUN_PARAMETER}(\s+{RUN_PARAMETER})*", run):
+        raise (where / "run").error(f"must be testcase parameters key=value, space-separated, not {run!r}")
     return Variant(
         name=name,
         seed_label=_string(data["seed_label"], where / "seed_label"),

@@ -183,7 +183,7 @@ def test_a_testcase_parameter_stands_for_a_variant_under_the_precondition_only()
 
     def kbench(placement: str, cpus: int, rate: float) -> dict:
         return {"study": "kbench-false-sharing", "boot_args": "", "kernel_build": "smp", "nodes": 1, "cpus": cpus, "copies": cpus,
-                "testcase": "kbench", "run_spec": f"kbench:variant=qspinlock,duration_ms=10,placement={placement}",
+                "testcase": "kbench", "run_spec": f"kbench:variant=tas,duration_ms=10,placement={placement}",
                 seed_comparison.OUR_METRIC: rate}  # fmt: skip
 
     table = pd.DataFrame([kbench("padded", 8, 200.0), kbench("shared", 8, 100.0), kbench("padded", 1, 100.0), kbench("shared", 1, 100.5)])
@@ -194,4 +194,14 @@ def test_a_testcase_parameter_stands_for_a_variant_under_the_precondition_only()
     assert under.loc["000-peak-1cpu", "verdict"] == "agrees"  # the seed says "same" on one CPU: 0.5 % apart
     assert under.loc["000-peak-4cpus", "verdict"].startswith("not run: a: no run with cpus=4")
     # a run without the parameter stands for neither variant
-    assert not padding.under("precondition").variants["packed"].stands_for("smp", "", "kbench:variant=qspinlock")
+    assert not padding.under("precondition").variants["packed"].stands_for("smp", "", "kbench:variant=tas")
+
+
+def test_a_variant_named_by_two_testcase_parameters_needs_both() -> None:
+    """Seed 000's precondition names the lock as well as the placement: the seed's test-and-set lock with its
+    counter on the lock's line stands for the packed kernel; qspinlock's run of the same placement is another
+    configuration and stands for neither variant."""
+    packed = SEEDS["000"].under("precondition").variants["packed"]
+    assert packed.stands_for("smp", "", "kbench:variant=tas,duration_ms=10,placement=shared")
+    assert not packed.stands_for("smp", "", "kbench:variant=qspinlock,duration_ms=10,placement=shared")
+    assert not packed.stands_for("smp", "", "kbench:variant=tas,duration_ms=10,placement=padded")
