@@ -144,13 +144,14 @@ def lockline_inputs(locks: pd.DataFrame) -> list[PlotInput]:
     return inputs
 
 
-def busiest_locks_input(locks: pd.DataFrame) -> PlotInput:
-    others = locks[(locks["testcase"] != report.KBENCH) & (locks["controller_events"] > 0)]
-    top = others.nlargest(report.TOP_LOCKS, "controller_events")
-    long = top.melt(id_vars=["study", "boot_args", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
-    long["case"] = long["lock"] + " / " + long["boot_args"].fillna("").replace("", "default boot")
-    table = long.groupby(["case", "event"], as_index=False)["count"].sum()
-    options = dict(category="case", stack="event", value="count", title=f"The {report.TOP_LOCKS} busiest lock lines of the seeds' runs",
+def busiest_locks_input(locks: pd.DataFrame, metrics: pd.DataFrame) -> PlotInput:
+    if "kernel_build" not in locks:  # locks.csv written before it had the column: each run's build from metrics.csv
+        locks = locks.merge(metrics[["run_id", "kernel_build"]].drop_duplicates("run_id"), on="run_id", how="left")
+    rated = locks.assign(activity=locks["controller_events"].fillna(locks["home_requests"]))
+    others = rated[(rated["testcase"] != report.KBENCH) & (rated["activity"] > 0)].assign(boot_args=lambda frame: frame["boot_args"].fillna(""))
+    table = report.busiest_lock_lines(others)
+    options = dict(category="case", stack="event", value="count",
+                   title=f"The {table['case'].nunique()} busiest lock lines of the seeds' traced runs (mean over a configuration's runs)",
                    ylabel="events in the ROI")  # fmt: skip
     return PlotInput("locks", "stacked", table, options)
 
@@ -207,7 +208,7 @@ def figure_inputs(folder: Path = SEEDS_RESULTS) -> list[PlotInput]:
         *throughput_inputs(tables["metrics"]),
         numa_handoff_input(tables["metrics"]),
         *lockline_inputs(tables["locks"]),
-        busiest_locks_input(tables["locks"]),
+        busiest_locks_input(tables["locks"], tables["metrics"]),
         *seed_inputs(tables["claims"]),
     ]
 

@@ -233,7 +233,7 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
         section.paragraphs.append("No run of these results was traced (`trace = \"protocol\"`): no per-lock attribution.")
         return section, summary
     # trace and run_spec: the per-lock means below are of traced runs of one window (mean_by checks)
-    identity = table[["run_id", "study", "machine", "cpus", "nodes", "variant", "boot_args", "testcase", "trace", "run_spec"]].drop_duplicates("run_id")
+    identity = table[["run_id", "study", "machine", "kernel_build", "cpus", "nodes", "variant", "boot_args", "testcase", "trace", "run_spec"]].drop_duplicates("run_id")
     summary = summary.merge(identity, on="run_id", how="left")
     section.paragraphs.append(
         "Each registered lock's cache line in the ROI's Ruby ProtocolTrace: invalidations and forwards the CPUs' "
@@ -270,17 +270,33 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     rated = summary.assign(activity=summary["controller_events"].fillna(summary["home_requests"]))
     others = rated[(rated["testcase"] != KBENCH) & (rated["activity"] > 0)]
     if not others.empty:
-        columns = ["study", "boot_args", "nodes", "lock", "shares_line_with", "invalidations", "forwards", "home_requests", "requests_own", "requests_other_on_line"]
-        section.tables.append(Table("The seeds' locks: traffic on each lock's line in the ROI", others[columns].sort_values(["study", "boot_args", "lock"]).reset_index(drop=True)))
-        top = others.nlargest(TOP_LOCKS, "activity")
-        long = top.melt(id_vars=["study", "boot_args", "lock"], value_vars=["invalidations", "forwards", "home_requests"], var_name="event", value_name="count")
-        long["case"] = long["lock"] + " / " + long["boot_args"].replace("", "default boot")
+        columns = ["study", "kernel_build", "boot_args", "cpus", "nodes", "lock", "shares_line_with", "invalidations", "forwards", "home_requests", "requests_own", "requests_other_on_line"]
+        order = ["study", "kernel_build", "boot_args", "cpus", "lock"]
+        section.tables.append(Table("The seeds' locks: traffic on each lock's line in the ROI", others[columns].sort_values(order).reset_index(drop=True)))
+        busiest = busiest_lock_lines(others)
         section.figures.append(
-            plots.stacked_bars(long.groupby(["case", "event"], as_index=False)["count"].sum(), category="case", stack="event",
-                               value="count", title=f"The {TOP_LOCKS} busiest lock lines of the seeds' runs", ylabel="events in the ROI",
-                               path_stem=out / FIGURES / "locks")  # fmt: skip
+            plots.stacked_bars(busiest, category="case", stack="event", value="count",
+                               title=f"The {busiest['case'].nunique()} busiest lock lines of the seeds' traced runs (mean over a configuration's runs)",
+                               ylabel="events in the ROI", path_stem=out / FIGURES / "locks")  # fmt: skip
         )
     return section, summary
+
+
+def lock_case(row: pd.Series) -> str:
+    """A lock's line in one configuration: the lock, then the study, kernel build, size and boot arguments,
+    so that a packed and a padded kernel (or two sizes) are two cases, never one."""
+    boot = str(row["boot_args"] or "").strip()
+    return f"{row['lock']} / {row['study']}, {row['kernel_build']}, {row['cpus']} CPUs" + (f", {boot}" if boot else "")
+
+
+def busiest_lock_lines(locks: pd.DataFrame) -> pd.DataFrame:
+    """The TOP_LOCKS busiest (run, lock) rows as the figure's long table (case, event, count): each case is one
+    configuration's lock line, its count the mean over that configuration's traced runs (never a sum of runs)."""
+    top = locks.nlargest(TOP_LOCKS, "activity")
+    long = top.melt(id_vars=["run_id", "study", "kernel_build", "boot_args", "cpus", "lock"], value_vars=["invalidations", "forwards", "home_requests"],
+                    var_name="event", value_name="count")  # fmt: skip
+    long["case"] = long.apply(lock_case, axis=1) if not long.empty else pd.Series(dtype=str)
+    return long.groupby(["case", "event"], as_index=False)["count"].mean()
 
 
 def portable_command(run: Any, results_dir: Path) -> str:

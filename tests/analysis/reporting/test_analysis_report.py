@@ -199,3 +199,21 @@ def test_a_report_on_restored_runs_counts_their_boots_from_the_worker_records(tm
     (tmp_path / "runs" / "r4").mkdir()
     (tmp_path / "runs" / "r4" / "result.json").write_text("{ half-written")
     assert boot_seconds(tmp_path) == {"aaaa": 100.0, "bbbb": 250.0}
+
+
+def test_the_busiest_lock_lines_keep_a_packed_and_a_padded_kernel_apart() -> None:
+    """padding-traced traces the same lock under two kernel builds with the same boot arguments: the busiest-lock
+    figure once labelled both by lock and boot arguments only and summed them into one bar. Each configuration is
+    its own case, and repeats of one configuration are averaged, not summed."""
+    from analysis.reporting.report import busiest_lock_lines
+
+    def row(run: str, build: str, home: int) -> dict:
+        return {"run_id": run, "study": "padding-traced", "kernel_build": build, "boot_args": "", "cpus": 8, "lock": "ext2:sda s_rsv_window_lock",
+                "invalidations": home // 2, "forwards": 0, "home_requests": home, "activity": home}  # fmt: skip
+
+    lines = busiest_lock_lines(pd.DataFrame([row("a", "smp", 100), row("b", "smp-packed", 300), row("c", "smp-packed", 500)]))
+    home = lines[lines["event"] == "home_requests"].set_index("case")["count"].to_dict()
+    assert home == {
+        "ext2:sda s_rsv_window_lock / padding-traced, smp, 8 CPUs": 100,
+        "ext2:sda s_rsv_window_lock / padding-traced, smp-packed, 8 CPUs": 400,
+    }
