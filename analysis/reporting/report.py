@@ -290,13 +290,14 @@ def lock_case(row: pd.Series) -> str:
 
 
 def busiest_lock_lines(locks: pd.DataFrame) -> pd.DataFrame:
-    """The TOP_LOCKS busiest (run, lock) rows as the figure's long table (case, event, count): each case is one
-    configuration's lock line, its count the mean over that configuration's traced runs (never a sum of runs)."""
-    top = locks.nlargest(TOP_LOCKS, "activity")
-    long = top.melt(id_vars=["run_id", "study", "kernel_build", "boot_args", "cpus", "lock"], value_vars=["invalidations", "forwards", "home_requests"],
-                    var_name="event", value_name="count")  # fmt: skip
-    long["case"] = long.apply(lock_case, axis=1) if not long.empty else pd.Series(dtype=str)
-    return long.groupby(["case", "event"], as_index=False)["count"].mean()
+    """The TOP_LOCKS busiest lock lines as the figure's long table (case, event, count): each case is one
+    configuration's lock line, its counts the mean over that configuration's traced runs (never a sum of runs)."""
+    events = ["invalidations", "forwards", "home_requests"]
+    if locks.empty:
+        return pd.DataFrame(columns=["case", "event", "count"])
+    cases = locks.assign(case=locks.apply(lock_case, axis=1)).groupby("case", as_index=False)[[*events, "activity"]].mean()
+    top = cases.nlargest(TOP_LOCKS, "activity")
+    return top.melt(id_vars=["case"], value_vars=events, var_name="event", value_name="count").sort_values(["case", "event"]).reset_index(drop=True)
 
 
 def portable_command(run: Any, results_dir: Path) -> str:

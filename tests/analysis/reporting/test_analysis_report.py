@@ -212,6 +212,7 @@ def test_the_busiest_lock_lines_keep_a_packed_and_a_padded_kernel_apart() -> Non
                 "invalidations": home // 2, "forwards": 0, "home_requests": home, "activity": home}  # fmt: skip
 
     lines = busiest_lock_lines(pd.DataFrame([row("a", "smp", 100), row("b", "smp-packed", 300), row("c", "smp-packed", 500)]))
+    assert busiest_lock_lines(pd.DataFrame([row("a", "smp", 100)]).iloc[0:0]).empty
     home = lines[lines["event"] == "home_requests"].set_index("case")["count"].to_dict()
     assert home == {
         "ext2:sda s_rsv_window_lock / padding-traced, smp, 8 CPUs": 100,
