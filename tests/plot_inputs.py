@@ -147,9 +147,7 @@ def lockline_inputs(locks: pd.DataFrame) -> list[PlotInput]:
 def busiest_locks_input(locks: pd.DataFrame, metrics: pd.DataFrame) -> PlotInput:
     if "kernel_build" not in locks:  # locks.csv written before it had the column: each run's build from metrics.csv
         locks = locks.merge(metrics[["run_id", "kernel_build"]].drop_duplicates("run_id"), on="run_id", how="left")
-    rated = locks.assign(activity=locks["controller_events"].fillna(locks["home_requests"]))
-    others = rated[(rated["testcase"] != report.KBENCH) & (rated["activity"] > 0)].assign(boot_args=lambda frame: frame["boot_args"].fillna(""))
-    table = report.busiest_lock_lines(others)
+    table = report.busiest_lock_lines(report.seed_lock_rows(locks))
     options = dict(category="case", stack="event", value="count",
                    title=f"The {table['case'].nunique()} busiest lock lines of the seeds' traced runs (mean over a configuration's runs)",
                    ylabel="events in the ROI")  # fmt: skip

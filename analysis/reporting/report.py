@@ -266,9 +266,7 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
                                         ylabel="home-bank requests per hand-off", xlabel="CPUs",
                                         path_stem=out / FIGURES / f"lockline-{machine}")  # fmt: skip
                 )
-    # a classic-caches run has no controller events: its traffic is the bus's requests for the line
-    rated = summary.assign(activity=summary["controller_events"].fillna(summary["home_requests"]))
-    others = rated[(rated["testcase"] != KBENCH) & (rated["activity"] > 0)]
+    others = seed_lock_rows(summary)
     if not others.empty:
         columns = ["study", "kernel_build", "boot_args", "cpus", "nodes", "lock", "shares_line_with", "invalidations", "forwards", "home_requests", "requests_own", "requests_other_on_line"]
         order = ["study", "kernel_build", "boot_args", "cpus", "lock"]
@@ -282,10 +280,17 @@ def locks_section(results: Results, table: pd.DataFrame, out: Path) -> tuple[Sec
     return section, summary
 
 
+def seed_lock_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The registered locks' lines outside the lock bench that saw traffic, each with its `activity`: controller
+    events, or on a classic-caches run (which has none) the bus's requests for the line."""
+    rated = summary.assign(activity=summary["controller_events"].fillna(summary["home_requests"]))
+    return rated[(rated["testcase"] != KBENCH) & (rated["activity"] > 0)]
+
+
 def lock_case(row: pd.Series) -> str:
     """A lock's line in one configuration: the lock, then the study, kernel build, size and boot arguments,
     so that a packed and a padded kernel (or two sizes) are two cases, never one."""
-    boot = str(row["boot_args"] or "").strip()
+    boot = "" if pd.isna(row["boot_args"]) else str(row["boot_args"]).strip()  # a CSV's empty cell reads as NaN
     return f"{row['lock']} / {row['study']}, {row['kernel_build']}, {row['cpus']} CPUs" + (f", {boot}" if boot else "")
 
 
