@@ -209,6 +209,13 @@ def test_a_roi_and_a_windows_overhead_come_from_the_campaigns_kernel_build_where
     assert isinstance(own, Estimate) and own.value == pytest.approx(8.3) and "of this kernel build" in own.rule
 
 
+def known_from_table(tmp_path: Path, settings, runs: list[str], **changes) -> SimulatedTime:  # type: ignore[no-untyped-def]
+    """The simulated times of a measured-ROI table holding `runs` (its CSV rows), under `settings` with `changes`."""
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text("run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n" + "".join(line + "\n" for line in runs))
+    return SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})], **changes))
+
+
 def test_a_counted_window_is_scaled_from_the_nearest_measured_run_by_its_work(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
     metrics = tmp_path / "metrics.csv"
     metrics.write_text(
@@ -234,22 +241,36 @@ def test_a_counted_window_is_scaled_from_the_nearest_measured_run_by_its_work(tm
     assert isinstance(unknown, NoPrediction) and "neither a time window nor a measured run to scale" in unknown.reason
 
 
+def test_a_work_rule_scales_only_runs_that_do_the_same_kind_of_work(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    """samefile's stat() loop took a tenth of its mix's ROI per iteration: the mix is never predicted from it."""
+    runs = ["st,altix-numa,8,\"samefile:threads=8,iterations=20,warmup=2,ops=stat\",timing,0.003",
+            "mx,altix-numa-interleaved,8,\"samefile:threads=8,iterations=100,warmup=10\",timing,0.117"]
+    known = known_from_table(tmp_path, settings, runs)
+    stat = known.roi_ms("altix-numa", 16, "samefile:threads=16,iterations=100,warmup=10,ops=stat", "timing")
+    assert isinstance(stat, Estimate) and stat.value == pytest.approx(15.0)
+    assert "samefile ROI measured at 8 cpus, ops=stat, scaled by its work (iterations)" in stat.rule
+    # the mix (ops left out: its default, and said so) has no run of its own on altix-numa: its stand-in's
+    mix = known.roi_ms("altix-numa", 16, "samefile:threads=16,iterations=100,warmup=10", "timing")
+    assert isinstance(mix, Estimate) and mix.value == pytest.approx(117.0)
+    assert "on altix-numa-interleaved (stand-in: none measured on altix-numa), ops=mix" in mix.rule
+    spelled = known.roi_ms("altix-numa", 16, "samefile:threads=16,iterations=50,warmup=10,ops=mix", "timing")
+    assert isinstance(spelled, Estimate) and spelled.value == pytest.approx(58.5)
+    # without the kinds table both specs borrow the nearest run, whatever it does
+    blind = known_from_table(tmp_path, settings, runs, kinds={})
+    mixed = blind.roi_ms("altix-numa", 16, "samefile:threads=16,iterations=100,warmup=10", "timing")
+    assert isinstance(mixed, Estimate) and mixed.value == pytest.approx(15.0)
+
+
 def test_a_spec_of_fixed_work_takes_its_roi_from_the_nearest_size_measured(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
     """A calibration chase's work is its spec's: measured at 2 and 8 CPUs, at 16 it takes the 8-CPU ROI;
     the interleaved model, with none of its own, borrows altix-numa's and says so."""
-    metrics = tmp_path / "metrics.csv"
-    metrics.write_text(
-        "run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n"
-        "c2,altix-numa,2,\"cal_latency:kib=8\",timing,0.004\n"
-        "c8,altix-numa,8,\"cal_latency:kib=8\",timing,0.005\n"
-    )
-    known = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})]))
+    runs = ["c2,altix-numa,2,\"cal_latency:kib=8\",timing,0.004", "c8,altix-numa,8,\"cal_latency:kib=8\",timing,0.005"]
+    known = known_from_table(tmp_path, settings, runs)
     far = known.roi_ms("altix-numa", 16, "cal_latency:kib=8", "timing")
     assert isinstance(far, Estimate) and far.value == pytest.approx(5.0) and far.fallback
     assert "the same spec's ROI measured at 8 cpus" in far.rule
-    stands = dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})],
-                                 stand_ins={**settings.stand_ins, "altix-numa-interleaved": "altix-numa"})  # fmt: skip
-    borrowed = SimulatedTime.gather([], stands).roi_ms("altix-numa-interleaved", 2, "cal_latency:kib=8", "timing")
+    stands = known_from_table(tmp_path, settings, runs, stand_ins={**settings.stand_ins, "altix-numa-interleaved": "altix-numa"})
+    borrowed = stands.roi_ms("altix-numa-interleaved", 2, "cal_latency:kib=8", "timing")
     assert isinstance(borrowed, Estimate) and borrowed.value == pytest.approx(4.0)
     assert "on altix-numa (stand-in: none measured on altix-numa-interleaved)" in borrowed.rule
     # another spec: its own work, not this one's; its siblings' longest ROI at the nearest size, with the margin
@@ -257,7 +278,7 @@ def test_a_spec_of_fixed_work_takes_its_roi_from_the_nearest_size_measured(tmp_p
     assert isinstance(sibling, Estimate) and sibling.fallback
     assert sibling.value == pytest.approx(5.0 * settings.sibling_margin)
     assert f"cal_latency's longest ROI with other arguments at 8 cpus, x {settings.sibling_margin:g}" in sibling.rule
-    without = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[MeasuredTable(metrics, None, {})], sibling_margin=None))
+    without = known_from_table(tmp_path, settings, runs, sibling_margin=None)
     assert isinstance(without.roi_ms("altix-numa", 16, "cal_latency:kib=256", "timing"), NoPrediction)
     assert isinstance(known.roi_ms("altix-numa", 16, "cal_stream:kib=256", "timing"), NoPrediction)  # no sibling measured
 
@@ -271,12 +292,20 @@ def test_a_sibling_margin_below_one_is_refused(tmp_path: Path) -> None:
         load_settings(broken)
 
 
-def test_a_work_rule_that_is_not_a_list_of_keys_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("line, broken_line, message", [
+    ('pft = ["mb", "iterations"]', 'pft = "mb"', r"simulated_time.work.pft: 'mb': is not a list of run-spec keys"),
+    ('samefile = { ops = "mix" }', 'samefile = ["ops"]',
+     r"simulated_time.kinds.samefile: \['ops'\]: is not a table of run-spec keys and their default words"),
+    ('samefile = { ops = "mix" }', 'samefile = { ops = 1 }',
+     r"simulated_time.kinds.samefile: \{'ops': 1\}: is not a table of run-spec keys and their default words"),
+])
+def test_a_work_or_kind_rule_of_the_wrong_shape_is_refused(tmp_path: Path, line: str, broken_line: str, message: str) -> None:
     from lockstudy.costmodel.settings import SETTINGS_FILE
 
     broken = tmp_path / "costmodel.toml"
-    broken.write_text(SETTINGS_FILE.read_text().replace('pft = ["mb", "iterations"]', 'pft = "mb"'))
-    with pytest.raises(InputError, match=r"simulated_time.work.pft: 'mb': is not a list of run-spec keys"):
+    assert line in SETTINGS_FILE.read_text()
+    broken.write_text(SETTINGS_FILE.read_text().replace(line, broken_line))
+    with pytest.raises(InputError, match=message):
         load_settings(broken)
 
 

@@ -62,6 +62,8 @@ class CostSettings:
     measured_tables: list[MeasuredTable] = field(default_factory=list)
     # testcase -> the run-spec keys its ROI's guest work is proportional to (their product)
     work: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # testcase -> the run-spec keys that choose what it does, each with the value a spec that omits it takes
+    kinds: dict[str, dict[str, str]] = field(default_factory=dict)
     # machine -> the machine whose measured ROIs the work rule borrows when it has none of its own
     stand_ins: dict[str, str] = field(default_factory=dict)
     # the factor on a testcase's longest ROI measured with other arguments (None: that rule is off)
@@ -95,6 +97,13 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
         if not isinstance(keys, list) or not keys or not all(isinstance(key, str) and key for key in keys):
             raise InputError(Problem(str(path), f"simulated_time.work.{name}", repr(keys), "is not a list of run-spec keys").line())
         work[name] = tuple(keys)
+    kinds: dict[str, dict[str, str]] = {}
+    for name, defaults in data.get("simulated_time", {}).get("kinds", {}).items():
+        if not isinstance(defaults, dict) or not defaults or not all(
+                isinstance(key, str) and key and isinstance(value, str) and value for key, value in defaults.items()):
+            raise InputError(Problem(str(path), f"simulated_time.kinds.{name}", repr(defaults),
+                                     "is not a table of run-spec keys and their default words").line())  # fmt: skip
+        kinds[name] = dict(defaults)
     stand_ins: dict[str, str] = {}
     for name, other in data.get("simulated_time", {}).get("stand_ins", {}).items():
         if not isinstance(other, str) or not other or other == name:
@@ -128,6 +137,7 @@ def load_settings(path: Path = SETTINGS_FILE, root: Path = ROOT) -> CostSettings
         windows=windows,
         measured_tables=tables,
         work=work,
+        kinds=kinds,
         stand_ins=stand_ins,
         sibling_margin=None if sibling_margin is None else float(sibling_margin),
         source_file=path,

@@ -15,7 +15,9 @@ simulated time. In order:
 3. work: testcases whose window is a count of work (costmodel.toml
    [simulated_time.work]: pft's area x iterations, ...): a measured ROI of
    the same testcase on that machine and CPU model at the nearest size,
-   times the ratio of the work's products;
+   doing the same kind of work (costmodel.toml [simulated_time.kinds]:
+   samefile's stat() loop is not its mix of calls), times the
+   ratio of the work's products;
 4. the same spec elsewhere: the same run spec on that machine and CPU
    model at the nearest other size (a calibration chase's work is fixed
    by its spec, and only its latencies change with the size);
@@ -117,6 +119,12 @@ def work_ratio(keys: tuple[str, ...], new: dict[str, str], measured: dict[str, s
     return ratio
 
 
+def same_kind(defaults: dict[str, str], new: dict[str, str], measured: dict[str, str]) -> bool:
+    """Whether two runs of a testcase do the same kind of work: every key of `defaults` (a key a spec
+    leaves out takes its default) has one value in both."""
+    return all(new.get(key, default) == measured.get(key, default) for key, default in defaults.items())
+
+
 @dataclass
 class SimulatedTime:
     """Measured ROI times by (machine, cpus, run spec, CPU model), and the window rules."""
@@ -193,10 +201,13 @@ class SimulatedTime:
         keys = self.settings.work.get(testcase)
         if not keys:
             return None
+        kinds = self.settings.kinds.get(testcase, {})
 
         def scaled(source: str | None) -> dict[int, list[float]]:
             by_size: dict[int, list[float]] = {}
             for key_cpus, measured_params, values in self._single_runs(source, testcase, cpu_model):
+                if not same_kind(kinds, params, measured_params):
+                    continue
                 factor = work_ratio(keys, params, measured_params)
                 if factor is not None:
                     by_size.setdefault(key_cpus, []).extend(value * factor for value in values)
@@ -206,7 +217,8 @@ class SimulatedTime:
         if found is None:
             return None
         values, nearest, on = found
-        return statistics.median(values), f"{testcase} ROI measured at {nearest} cpus{on}, scaled by its work ({' x '.join(keys)})"
+        kind = "".join(f", {key}={params.get(key, default)}" for key, default in kinds.items())
+        return statistics.median(values), f"{testcase} ROI measured at {nearest} cpus{on}{kind}, scaled by its work ({' x '.join(keys)})"
 
     def same_spec_elsewhere(self, machine: str, cpus: int, run_spec: str, cpu_model: str) -> tuple[float, str] | None:
         """(ROI ms, the rule) of this very run spec measured on `machine` and `cpu_model` at the nearest other
