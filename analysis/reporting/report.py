@@ -296,12 +296,14 @@ def lock_case(row: pd.Series) -> str:
 
 def busiest_lock_lines(locks: pd.DataFrame) -> pd.DataFrame:
     """The TOP_LOCKS busiest lock lines as the figure's long table (case, event, count): each case is one
-    configuration's lock line, its counts the mean over that configuration's traced runs (never a sum of runs)."""
+    configuration's lock line, its counts the mean over that configuration's traced runs (never a sum of runs).
+    Busiest by the events the figure draws: a line whose controllers only served hits has none, and is left out."""
     events = ["invalidations", "forwards", "home_requests"]
     if locks.empty:
         return pd.DataFrame(columns=["case", "event", "count"])
-    cases = locks.assign(case=locks.apply(lock_case, axis=1)).groupby("case", as_index=False)[[*events, "activity"]].mean()
-    top = cases.nlargest(TOP_LOCKS, "activity")
+    cases = locks.assign(case=locks.apply(lock_case, axis=1)).groupby("case", as_index=False)[events].mean()
+    cases = cases.assign(drawn=cases[events].fillna(0).sum(axis=1))
+    top = cases[cases["drawn"] > 0].nlargest(TOP_LOCKS, "drawn")
     return top.melt(id_vars=["case"], value_vars=events, var_name="event", value_name="count").sort_values(["case", "event"]).reset_index(drop=True)
 
 

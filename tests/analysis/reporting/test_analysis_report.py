@@ -218,3 +218,19 @@ def test_the_busiest_lock_lines_keep_a_packed_and_a_padded_kernel_apart() -> Non
         "ext2:sda s_rsv_window_lock / padding-traced, smp, 8 CPUs": 100,
         "ext2:sda s_rsv_window_lock / padding-traced, smp-packed, 8 CPUs": 400,
     }
+
+
+def test_the_busiest_lock_lines_are_ranked_by_what_the_figure_draws() -> None:
+    """stat-lockref's traced runs put mount_lock and rename_lock among the ten busiest by controller events (hits
+    served in the CPUs' own caches) with no invalidation, forward or home request: four empty bars. A line is
+    ranked by the events drawn, and one with none is left out."""
+    from analysis.reporting.report import busiest_lock_lines
+
+    def row(lock: str, home: int, controller: int) -> dict:
+        return {"run_id": lock, "study": "stat-lockref-4nodes-traced", "kernel_build": "smp", "boot_args": "", "cpus": 8,
+                "lock": lock, "invalidations": home // 2, "forwards": home // 4, "home_requests": home, "activity": controller}  # fmt: skip
+
+    lines = busiest_lock_lines(pd.DataFrame([row("static:mount_lock", 0, 9000), row("dentry d_lockref", 3000, 10),
+                                             row("static:rename_lock", 40, 5000)]))  # fmt: skip
+    cases = list(dict.fromkeys(lines["case"]))
+    assert [case.split(" / ")[0] for case in cases] == ["dentry d_lockref", "static:rename_lock"]
