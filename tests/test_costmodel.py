@@ -217,15 +217,11 @@ def known_from_table(tmp_path: Path, settings, runs: list[str], **changes) -> Si
 
 
 def test_a_counted_window_is_scaled_from_the_nearest_measured_run_by_its_work(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
-    metrics = tmp_path / "metrics.csv"
-    metrics.write_text(
-        "run_id,machine,cpus,run_spec,roi_cpu,sim_seconds\n"
-        "p2,altix-numa-interleaved,2,\"pft:threads=2,mb=4,iterations=1\",timing,0.011\n"
-        "p8,altix-numa-interleaved,8,\"pft:threads=8,mb=4,iterations=1\",timing,0.012\n"
-        "s4,altix-numa,4,\"samefile:threads=4,iterations=100,warmup=10\",timing,0.03\n"
-    )
-    table = MeasuredTable(metrics, None, {})
-    known = SimulatedTime.gather([], dataclasses.replace(settings, measured_tables=[table]))
+    known = known_from_table(tmp_path, settings, [
+        "p2,altix-numa-interleaved,2,\"pft:threads=2,mb=4,iterations=1\",timing,0.011",
+        "p8,altix-numa-interleaved,8,\"pft:threads=8,mb=4,iterations=1\",timing,0.012",
+        "s4,altix-numa,4,\"samefile:threads=4,iterations=100,warmup=10\",timing,0.03",
+    ])
     # pft's faults are its area x iterations: 16 MiB twice is 8x the 4 MiB once measured at the nearest size
     pft = known.roi_ms("altix-numa-interleaved", 8, "pft:threads=8,mb=16,iterations=2", "timing")
     assert isinstance(pft, Estimate) and pft.value == pytest.approx(96.0) and pft.fallback
