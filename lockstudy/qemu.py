@@ -5,7 +5,10 @@ kernel (bzImage), either an ext2 disk on the PIIX IDE controller
 (-> /dev/sda through ata_piix) or an initramfs, N vCPUs, memory, an
 optional NUMA layout (QEMU builds an ACPI SRAT/SLIT from it) and a
 timeout. The result says how the boot ended; a boot that ran into the
-timeout is reported as timed out, never as a success.
+timeout is reported as timed out, never as a success. A crash of QEMU
+itself (a signal nobody sent it; multi-threaded TCG with 32 vCPUs was seen
+to die of SIGSEGV during PCI enumeration) boots again from scratch, a
+bounded number of times, and the result counts those crashes.
 
 Acceleration: LOCKSTUDY_QEMU_ACCEL=tcg|kvm|auto (default auto). auto uses
 KVM only when a quick probe boot under KVM works on this host (the answer
@@ -50,6 +53,7 @@ class QemuSettings:
     kvm_probe_timeout: float
     kvm_cpu: str
     tcg_accel: str
+    host_crash_retries: int
 
 
 def load_settings(path: Path = SETTINGS_FILE) -> QemuSettings:
@@ -68,6 +72,7 @@ def load_settings(path: Path = SETTINGS_FILE) -> QemuSettings:
         kvm_probe_timeout=float(typed_field(data, "kvm.probe_timeout_seconds", (int, float), str(path), error=QemuError)),
         kvm_cpu=setting("kvm.cpu", str),
         tcg_accel=setting("tcg.accel", str),
+        host_crash_retries=setting("host_crash_retries", int),
     )
 
 
@@ -170,6 +175,8 @@ class BootResult:
     console_log: Path | None = None
     powered_off: bool = False
     panicked: bool = False
+    # QEMU crashes (host side) before this attempt, plus this one if it crashed too.
+    host_crashes: int = 0
 
     @property
     def ok(self) -> bool:
@@ -181,6 +188,8 @@ class BootResult:
             how = f"TIMED OUT after {self.wall_seconds:.0f} s"
         elif self.panicked:
             how = "kernel PANIC"
+        elif self.exit_status is not None and self.exit_status < 0:
+            how = f"QEMU itself crashed (signal {-self.exit_status}) on each of {self.host_crashes} attempt(s)"
         elif self.exit_status != 0:
             how = f"QEMU exited with {self.exit_status}"
         elif not self.powered_off:
@@ -188,7 +197,9 @@ class BootResult:
         else:
             how = "powered off cleanly"
         log = f", console: {self.console_log}" if self.console_log else ""
-        return f"{how} ({self.accel}, {self.wall_seconds:.1f} s{log})"
+        last_crashed = self.exit_status is not None and self.exit_status < 0
+        crashes = f", booted again after {self.host_crashes} QEMU crash(es)" if self.host_crashes and not last_crashed else ""
+        return f"{how} ({self.accel}, {self.wall_seconds:.1f} s{crashes}{log})"
 
 
 def kvm_usable_on_paper() -> bool:
@@ -267,18 +278,25 @@ def qemu_command(spec: QemuBoot, accel: str, settings: QemuSettings, binary: str
     return [*argv, *spec.extra_args]
 
 
-def boot(spec: QemuBoot, environ: Mapping[str, str] | None = None) -> BootResult:
-    """Boot, wait for QEMU to exit or the timeout, and say how it ended."""
-    binary = shutil.which(QEMU_BINARY)
-    if binary is None:
-        raise QemuError(f"{QEMU_BINARY} not found: run ./run.sh setup (Debian package qemu-system-x86)")
-    settings = load_settings()
-    accel = choose_accel(spec.kernel, settings, binary, environ)
-    argv = qemu_command(spec, accel, settings, binary)
-    spec.console_log.parent.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class _Attempt:
+    console: str
+    exit_status: int | None
+    timed_out: bool
+    wall_seconds: float
+
+    @property
+    def host_crashed(self) -> bool:
+        """QEMU itself died of a signal nobody sent it: the emulator crashed, not the guest."""
+        return not self.timed_out and self.exit_status is not None and self.exit_status < 0
+
+
+def _boot_once(spec: QemuBoot, argv: list[str], append: bool) -> _Attempt:
+    """One QEMU process; its console goes to the log (after earlier attempts when append)."""
     started = time.monotonic()
     timed_out = False
-    with open(spec.console_log, "wb") as console:
+    with open(spec.console_log, "ab" if append else "wb") as console:
+        attempt_start = console.tell()
         console.write(f"# {shlex.join(argv)}\n".encode())
         console.flush()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT)
@@ -294,18 +312,57 @@ def boot(spec: QemuBoot, environ: Mapping[str, str] | None = None) -> BootResult
                 process.wait()
             exit_status = None
     wall = time.monotonic() - started
-    text = spec.console_log.read_text(errors="replace")
+    with open(spec.console_log, "rb") as console_read:
+        console_read.seek(attempt_start)
+        text = console_read.read().decode(errors="replace")
     if timed_out:
         with open(spec.console_log, "a") as console_append:
             console_append.write(f"\n# lockstudy: QEMU killed after the {spec.timeout_seconds:.0f} s timeout\n")
+    return _Attempt(console=text, exit_status=exit_status, timed_out=timed_out, wall_seconds=wall)
+
+
+def boot(spec: QemuBoot, environ: Mapping[str, str] | None = None) -> BootResult:
+    """Boot, wait for QEMU to exit or the timeout, and say how it ended.
+
+    When QEMU itself crashes (killed by a signal such as SIGSEGV that nobody
+    sent it), the guest's run says nothing, so the whole boot is started
+    again, up to the settings' host_crash_retries times, each attempt with
+    the full timeout. The console log keeps every attempt; the result is the
+    last attempt's and counts the crashes before it.
+    """
+    binary = shutil.which(QEMU_BINARY)
+    if binary is None:
+        raise QemuError(f"{QEMU_BINARY} not found: run ./run.sh setup (Debian package qemu-system-x86)")
+    settings = load_settings()
+    accel = choose_accel(spec.kernel, settings, binary, environ)
+    argv = qemu_command(spec, accel, settings, binary)
+    spec.console_log.parent.mkdir(parents=True, exist_ok=True)
+    attempts = 1 + settings.host_crash_retries
+    host_crashes = 0
+    wall = 0.0
+    for attempt in range(1, attempts + 1):
+        outcome = _boot_once(spec, argv, append=attempt > 1)
+        wall += outcome.wall_seconds
+        if not outcome.host_crashed or attempt == attempts:
+            break
+        host_crashes += 1
+        with open(spec.console_log, "a") as console_append:
+            console_append.write(
+                f"\n# lockstudy: QEMU itself crashed (signal {-outcome.exit_status}, exit {outcome.exit_status}) "
+                f"after {outcome.wall_seconds:.1f} s: a host-side emulator crash, not the guest's; "
+                f"booting again from scratch (attempt {attempt + 1} of {attempts})\n"
+            )
+    if outcome.host_crashed:
+        host_crashes += 1
     return BootResult(
-        console=text,
-        exit_status=exit_status,
-        timed_out=timed_out,
+        console=outcome.console,
+        exit_status=outcome.exit_status,
+        timed_out=outcome.timed_out,
         wall_seconds=wall,
         accel=accel,
         command=argv,
         console_log=spec.console_log,
-        powered_off=settings.power_off_marker in text,
-        panicked=settings.panic_marker in text,
+        powered_off=settings.power_off_marker in outcome.console,
+        panicked=settings.panic_marker in outcome.console,
+        host_crashes=host_crashes,
     )

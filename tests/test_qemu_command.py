@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,53 @@ def test_sockets_split_the_cpus_evenly(kernel: Path, tmp_path: Path) -> None:
     uneven = qemu.QemuBoot(kernel=kernel, console_log=tmp_path / "c.log", cpus=4, sockets=3)
     with pytest.raises(qemu.QemuError, match="4 CPUs in 3 sockets"):
         qemu.qemu_command(uneven, "tcg", qemu.load_settings())
+
+
+def fake_qemu(bin_dir: Path, crashes: int) -> Path:
+    """A qemu-system-x86_64 that dies of SIGSEGV on its first `crashes` runs, then powers the guest off."""
+    bin_dir.mkdir()
+    runs = bin_dir / "runs"
+    script = bin_dir / qemu.QEMU_BINARY
+    script.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{runs}" 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > "{runs}"\n'
+        'echo "fake boot $n"\n'
+        f'if [ "$n" -le {crashes} ]; then kill -SEGV $$; fi\n'
+        f'echo "{qemu.load_settings().power_off_marker}"\n'
+    )
+    script.chmod(0o755)
+    return runs
+
+
+@pytest.mark.parametrize(("crashes", "ok", "runs", "message"), [
+    (1, True, 2, "booted again after 1 QEMU crash(es)"),
+    (99, False, 3, "QEMU itself crashed (signal 11) on each of 3 attempt(s)"),
+])  # fmt: skip
+def test_a_crash_of_qemu_itself_boots_again_and_is_counted(
+    kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crashes: int, ok: bool, runs: int, message: str
+) -> None:
+    assert qemu.load_settings().host_crash_retries == 2
+    counter = fake_qemu(tmp_path / "bin", crashes)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    log = tmp_path / "console.log"
+    result = qemu.boot(qemu.QemuBoot(kernel=kernel, console_log=log), environ={qemu.ACCEL_ENV: "tcg"})
+    assert int(counter.read_text()) == runs
+    assert result.ok is ok
+    assert result.host_crashes == min(crashes, runs)
+    assert message in result.describe()
+    assert f"fake boot {runs}" in result.console and "fake boot 1" not in result.console
+    kept = log.read_text()
+    assert all(f"fake boot {n}" in kept for n in range(1, runs + 1))
+    assert kept.count("QEMU itself crashed") == min(crashes, runs - 1)
+
+
+def test_a_guest_that_fails_is_not_booted_again(kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / qemu.QEMU_BINARY
+    script.write_text(f'#!/bin/sh\necho x >> "{bin_dir / "runs"}"\necho "{qemu.load_settings().panic_marker}"\nexit 0\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    result = qemu.boot(qemu.QemuBoot(kernel=kernel, console_log=tmp_path / "c.log"), environ={qemu.ACCEL_ENV: "tcg"})
+    assert not result.ok and result.panicked and result.host_crashes == 0
+    assert (bin_dir / "runs").read_text() == "x\n"

@@ -66,7 +66,8 @@ class QemuBackend:
             "backend": "qemu",
             "command": booted.command,
             "console": str(boot.console_log),
-            "qemu": {"accel": booted.accel, "wall_seconds": round(booted.wall_seconds, 3), "exit_status": booted.exit_status},
+            "qemu": {"accel": booted.accel, "wall_seconds": round(booted.wall_seconds, 3), "exit_status": booted.exit_status,
+                     "host_crashes": booted.host_crashes},
             "provenance": {
                 "kernel": artifacts.kernel(spec.kernel_build, "bzImage").identity,
                 "image": artifacts.disk_image().identity,
