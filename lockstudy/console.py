@@ -6,13 +6,23 @@ import shlex
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 
 def step(message: str) -> None:
     """Announce one step of a long command."""
     print(f"==> {message}", flush=True)
+
+
+@contextmanager
+def timed_step(message: str) -> Iterator[None]:
+    """Announce one step of a long command, and how long it took when it ends."""
+    step(message)
+    started = time.monotonic()
+    yield
+    info(f"{message}: {time.monotonic() - started:.1f} s")
 
 
 def info(message: str) -> None:

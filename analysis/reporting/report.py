@@ -58,6 +58,7 @@ from analysis.traffic.locks import lock_tables
 from analysis.traffic.metrics import metrics_table
 from lockstudy import publish
 from lockstudy.campaign.loader import CampaignError, load_campaign
+from lockstudy.console import timed_step
 
 KBENCH = "kbench"
 FIGURES = "figures"
@@ -535,40 +536,46 @@ def campaign_header(campaign: Path) -> list[str]:
 
 
 def build_report(results: Results, results_dir: Path, out: Path, title: str, campaign: Path | None = None) -> tuple[Report, dict[str, pd.DataFrame]]:
-    table = metrics_table(results)
-    # Rates and per-hand-off traffic from untraced runs only: a traced run serves the per-lock
-    # attribution (its window is another), and averaging it in moved the bound's verdicts (issue 17).
-    rated, _traced = split_traced(table, what="report")
-    check_groups(kbench_rows(rated), ["machine", "variant", "cpus"], what="hand-off bound")
-    bound = handoffs.bound_table(rated)
-    discussions = campaign_discussions(campaign) if campaign is not None else {}
-    configurations = configurations_table(table)
-    throughput = throughput_section(rated, out)
-    if not configurations.empty:
-        throughput.tables.append(rates_table(configurations))
-        sizing = sizing_paragraph(configurations)
-        if sizing:
-            throughput.paragraphs.append(sizing)
-    sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
-    models, model_rows = model_comparison_section(table, out)
-    if models is not None:
-        sections.append(models)
-    lock_section, lock_summary = locks_section(results, table, out)
-    sections.append(lock_section)
-    teaching = teaching_section(results, table, out)
-    if teaching is not None:
-        sections.append(teaching)
-    hot = hotline_tables(results)
-    hierarchies = pd.Series([run.machine.hierarchy for run in results.runs.values()], dtype=object)
-    sections.append(hotlines_section(hot, hierarchies))
-    seeds_part, claims = seeds_section(table, lock_summary, out, discussions, hot)
-    sections.append(seeds_part)
-    curves, curve_rows = curve_section(table, out)
-    if curves is not None:
-        sections.append(curves)
-    calibration, calibration_tables = calibration_section(results, table)
-    if calibration is not None:
-        sections.insert(0, calibration)
+    with timed_step(f"metrics of {len(results.runs)} run(s)"):
+        table = metrics_table(results)
+        # Rates and per-hand-off traffic from untraced runs only: a traced run serves the per-lock
+        # attribution (its window is another), and averaging it in moved the bound's verdicts (issue 17).
+        rated, _traced = split_traced(table, what="report")
+        check_groups(kbench_rows(rated), ["machine", "variant", "cpus"], what="hand-off bound")
+        bound = handoffs.bound_table(rated)
+        discussions = campaign_discussions(campaign) if campaign is not None else {}
+        configurations = configurations_table(table)
+    with timed_step("hand-off, throughput, NUMA and model figures"):
+        throughput = throughput_section(rated, out)
+        if not configurations.empty:
+            throughput.tables.append(rates_table(configurations))
+            sizing = sizing_paragraph(configurations)
+            if sizing:
+                throughput.paragraphs.append(sizing)
+        sections = [handoff_section(rated, bound, out, discussions.get(discussion.HANDOFFS)), throughput, numa_section(rated, out)]
+        models, model_rows = model_comparison_section(table, out)
+        if models is not None:
+            sections.append(models)
+    with timed_step("per-lock traffic from the ROI traces (cached per trace)"):
+        lock_section, lock_summary = locks_section(results, table, out)
+        sections.append(lock_section)
+        teaching = teaching_section(results, table, out)
+        if teaching is not None:
+            sections.append(teaching)
+    with timed_step("hot-line profiles of the traced ROIs (cached per trace)"):
+        hot = hotline_tables(results)
+        hierarchies = pd.Series([run.machine.hierarchy for run in results.runs.values()], dtype=object)
+        sections.append(hotlines_section(hot, hierarchies))
+    with timed_step("seed claims, their intervals and curves"):
+        seeds_part, claims = seeds_section(table, lock_summary, out, discussions, hot)
+        sections.append(seeds_part)
+        curves, curve_rows = curve_section(table, out)
+        if curves is not None:
+            sections.append(curves)
+    with timed_step("calibration"):
+        calibration, calibration_tables = calibration_section(results, table)
+        if calibration is not None:
+            sections.insert(0, calibration)
     kinds = ", ".join(MACHINE_TITLES.get(k, k) for k in sorted(table["kind"].unique()))
     intro = [
         f"{len(results.runs)} finished run(s) on {kinds}; {len(results.excluded)} run(s) failed, not finished or not in the campaign, "
@@ -614,7 +621,8 @@ def main(argv: list[str] | None = None) -> int:
         campaign_discussions(args.campaign)  # a broken discussion file fails before the runs are read
         # Only the runs the campaign declares: a run of an earlier version of it is another configuration.
         declared = {spec.run_id for spec in load_campaign(args.campaign).runs}
-        results, errors = load_results(args.results, None, declared)
+        with timed_step(f"reading the finished runs under {args.results}"):
+            results, errors = load_results(args.results, None, declared)
         if errors:
             for info, message in errors:
                 print(f"report: unreadable run {info.run_id}: {message}", file=sys.stderr)
