@@ -229,8 +229,10 @@ def test_a_launch_runs_what_fits_and_leaves_the_rest_pending_with_its_own_exit_s
     states = {s.run_id: s.state for s in later.statuses(small.runs, small.max_attempts)}
     assert states == {first.run_id: State.DONE, second.run_id: State.PENDING}
     out = capsys.readouterr().out
-    assert len(gate.said) == 1 and gate.said[0].startswith(f"held back by the deadline: {second.run_id}")
-    assert f"needs {ALONE_MIN} min (predicted" in gate.said[0]
+    # the first took 25 min against 15 predicted (run and boot): the second is asked 10 x 25/15 x 1.5 + 10 = 35 min
+    assert len(gate.said) == 2 and gate.said[0].startswith(f"deadline: {first.run_id} ({first.study}) took 25 min against 15 min")
+    assert gate.said[1].startswith(f"held back by the deadline: {second.run_id}")
+    assert "needs 35 min (predicted x 1.67, what this launch's runs of its study took" in gate.said[1]
     assert f"{second.run_id} pending" not in out, "a run held back is counted, not listed again"
     assert f"1 run(s) held back by the deadline (16:38; {second.study} 1): they are pending, and the next launch starts them" in out
 
@@ -270,3 +272,54 @@ def test_a_deadline_the_launch_cannot_keep_is_refused_before_anything_starts(
     assert message in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
 
+
+
+def test_a_study_that_overruns_its_prediction_asks_for_that_much_more_in_the_same_launch(campaign: Campaign) -> None:
+    first, second = two_runs_of_one_checkpoint(campaign)
+    gate = Gate([first, second], minutes_left=100, paid=True)
+    deadline = gate.make()
+    assert deadline.admits(first)
+    gate.clock.now += 4 * RUN_S  # 40 min against 10 predicted
+    deadline.finished(first)  # not done: says nothing of the study's runs
+    assert gate.said == [] and deadline.overrun == {}
+    assert deadline.admits(first)
+    gate.clock.now += 4 * RUN_S
+    gate.done.add(first.run_id)
+    deadline.finished(first)
+    assert deadline.overrun == {first.study: pytest.approx(4.0)}
+    assert gate.said == [f"deadline: {first.run_id} ({first.study}) took 40 min against 10 min predicted (x4.00): the study's later "
+                         "runs are asked for their prediction x 4.00, then the margin"]  # fmt: skip
+    # 20 min left: the prediction alone (25 min with the margin) no longer fits either, but 10 x 4 x 1.5 + 10 = 70 is what is asked
+    assert not deadline.admits(second)
+    assert deadline.held[second.run_id] == ("needs 70 min (predicted x 4.00, what this launch's runs of its study took against theirs, "
+                                            "then the Slurm margin); 20 min left before the deadline")  # fmt: skip
+
+
+def test_an_overrun_only_grows_and_a_run_within_its_prediction_changes_nothing(campaign: Campaign) -> None:
+    first, second = two_runs_of_one_checkpoint(campaign)
+    gate = Gate([first, second], minutes_left=300, paid=True, done={first.run_id, second.run_id})
+    deadline = gate.make()
+    assert deadline.admits(first)
+    gate.clock.now += RUN_S / 2
+    deadline.finished(first)
+    assert deadline.overrun == {} and gate.said == []
+    assert deadline.admits(second)
+    gate.clock.now += 3 * RUN_S
+    deadline.finished(second)
+    assert deadline.overrun == {first.study: pytest.approx(3.0)} and len(gate.said) == 1
+    assert deadline.admits(first)
+    gate.clock.now += 2 * RUN_S
+    deadline.finished(first)
+    assert deadline.overrun == {first.study: pytest.approx(3.0)} and len(gate.said) == 1, "a smaller overrun keeps the largest"
+    # 3 x 10 x 1.5 + 10 = 55 min asked, 300 - 55 = 245 left
+    assert deadline.admits(second)
+
+
+def test_a_run_the_model_cannot_predict_keeps_the_campaigns_time_limit(campaign: Campaign) -> None:
+    first, second = two_runs_of_one_checkpoint(campaign)
+    gate = Gate([first, second], minutes_left=10_000, run_s=NoPrediction("none"), paid=True, done={first.run_id})
+    deadline = gate.make()
+    assert deadline.admits(first)
+    gate.clock.now += 10 * RUN_S
+    deadline.finished(first)
+    assert deadline.overrun == {} and gate.said == []

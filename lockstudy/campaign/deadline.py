@@ -17,6 +17,12 @@ launch offers it again once its round is over (a run of this launch may
 have built its checkpoint meanwhile), until a round starts nothing. Runs already
 under way when the deadline comes are not stopped: each was predicted to
 end before it.
+
+The launch learns from its own runs: when a run of a study ends done and
+took longer than its prediction, every later run of that study is asked
+for its prediction times that overrun (the largest seen in the launch),
+so a study the model under-predicts does not start runs that end hours
+past the deadline. An overrun is said once per study and whenever it grows.
 """
 
 from __future__ import annotations
@@ -82,18 +88,33 @@ class Need:
     with_boot_s: float
     without_boot_s: float
     how: str  # where the figure comes from, for the message
+    # the model's own predictions (no margin), when it has them: what a finished run's time is set against
+    predicted_with_boot_s: float | None = None
+    predicted_without_boot_s: float | None = None
 
 
 def need_of(run: RunCost, margin: SlurmMargin) -> Need:
     limit = run.spec.resources.time_minutes
     boot, known = requested_minutes(run.host_seconds, run.checkpoint.host_seconds, limit, margin)
     alone, _ = requested_minutes(run.host_seconds, Estimate(0.0, "checkpoint built"), limit, margin)
-    how = (
-        f"predicted x {margin.time_factor:g} + {margin.time_add_minutes:g} min, the Slurm margin"
-        if known
-        else "no prediction: the campaign's time_minutes"
-    )
-    return Need(boot * SECONDS_PER_MINUTE, alone * SECONDS_PER_MINUTE, how)
+    if not known:
+        return Need(boot * SECONDS_PER_MINUTE, alone * SECONDS_PER_MINUTE, "no prediction: the campaign's time_minutes")
+    run_s, boot_s = run.host_seconds.value, run.checkpoint.host_seconds.value  # type: ignore[union-attr]
+    how = f"predicted x {margin.time_factor:g} + {margin.time_add_minutes:g} min, the Slurm margin"
+    return Need(boot * SECONDS_PER_MINUTE, alone * SECONDS_PER_MINUTE, how, run_s + boot_s, run_s)
+
+
+def with_overrun(need: Need, overrun: float, margin: SlurmMargin) -> Need:
+    """The need of a run whose study's runs took `overrun` times their prediction in this launch."""
+    if need.predicted_with_boot_s is None or need.predicted_without_boot_s is None or overrun <= 1.0:
+        return need
+
+    def asked(predicted_s: float) -> float:
+        return (predicted_s * overrun * margin.time_factor) + margin.time_add_minutes * SECONDS_PER_MINUTE
+
+    how = f"predicted x {overrun:.2f}, what this launch's runs of its study took against theirs, then the Slurm margin"
+    return Need(asked(need.predicted_with_boot_s), asked(need.predicted_without_boot_s), how,
+                need.predicted_with_boot_s, need.predicted_without_boot_s)  # fmt: skip
 
 
 class Deadline:
@@ -109,6 +130,7 @@ class Deadline:
         say: Callable[[str], None] = lambda line: print(line, flush=True),
     ) -> None:
         self.at = at
+        self.margin = margin
         self.needs = {run.spec.run_id: need_of(run, margin) for run in cost.runs}
         self.checkpoint_of = {run.spec.run_id: run.checkpoint.key for run in cost.runs}
         self.study_of = {run.spec.run_id: run.spec.study for run in cost.runs}
@@ -119,6 +141,9 @@ class Deadline:
         self.held: dict[str, str] = {}
         self.started = 0  # runs admitted so far: a launch's rounds stop when one admits none
         self.announced = False  # the first run held back is said; the others are counted
+        # when each admitted run started, and the prediction its time is set against
+        self.under_way: dict[str, tuple[float, float | None]] = {}
+        self.overrun: dict[str, float] = {}  # study -> the largest measured / predicted host time in this launch
         self._lock = threading.Lock()
 
     def describe(self) -> str:
@@ -128,13 +153,15 @@ class Deadline:
     def admits(self, spec: RunSpec) -> bool:
         """Whether `spec` may start now; when not, it is held back with the reason said."""
         with self._lock:
-            need = self.needs[spec.run_id]
+            need = with_overrun(self.needs[spec.run_id], self.overrun.get(spec.study, 1.0), self.margin)
             booted = self.checkpoint_of[spec.run_id] in self.built
             needed = need.without_boot_s if booted else need.with_boot_s
             left = self.at.timestamp() - self.clock()
             if needed <= left:
                 self.held.pop(spec.run_id, None)
                 self.started += 1
+                predicted = need.predicted_without_boot_s if booted else need.predicted_with_boot_s
+                self.under_way[spec.run_id] = (self.clock(), predicted)
                 return True
             boot = "" if booted else " with its boot checkpoint"
             reason = f"needs {minutes_text(needed)}{boot} ({need.how}); {minutes_text(max(0.0, left))} left before the deadline"
@@ -147,10 +174,21 @@ class Deadline:
         return False
 
     def finished(self, spec: RunSpec) -> None:
-        """A worker's run ended: if it is done, its checkpoint is built and the runs sharing it need no boot."""
-        if self.is_done(spec):
-            with self._lock:
-                self.built.add(self.checkpoint_of[spec.run_id])
+        """A worker's run ended: if it is done, its checkpoint is built and the runs sharing it need no boot,
+        and its host time against its prediction is what the study's later runs are asked for."""
+        done = self.is_done(spec)
+        with self._lock:
+            started, predicted = self.under_way.pop(spec.run_id, (self.clock(), None))
+            if not done:
+                return
+            self.built.add(self.checkpoint_of[spec.run_id])
+            took = self.clock() - started
+            if not predicted or took <= predicted * self.overrun.get(spec.study, 1.0):
+                return
+            self.overrun[spec.study] = took / predicted
+        self.say(f"deadline: {spec.run_id} ({spec.study}) took {minutes_text(took)} against {minutes_text(predicted)} "
+                 f"predicted (x{took / predicted:.2f}): the study's later runs are asked for their prediction x "
+                 f"{took / predicted:.2f}, then the margin")  # fmt: skip
 
     def summary(self) -> list[str]:
         """The runs held back at the end of a launch, by study."""

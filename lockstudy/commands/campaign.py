@@ -88,7 +88,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--deadline", metavar="WHEN",
                         help="local gem5 launch: start no run that the cost model predicts to end after WHEN (with the Slurm "
                         "margin, and its boot when its checkpoint is not built), e.g. before a reserved machine is taken back: "
-                        "2h30m, 95m, 17:50 or 2026-11-26T17:50. Runs held back stay pending for the next launch; "
+                        "2h30m, 95m, 17:50 or 2026-11-26T17:50. A study whose runs take longer than predicted has its later "
+                        "runs asked for that much more. Runs held back stay pending for the next launch; "
                         f"the launch exits {HELD_BY_DEADLINE} when they are all that is left")
     parser.add_argument("--archive", type=Path, metavar="DIR",
                         help="the run archive's folder (default: lockstudy/data/campaign.toml [archive], results/archive)")
