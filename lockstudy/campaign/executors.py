@@ -10,12 +10,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
+from lockstudy.campaign import drain
 from lockstudy.campaign.spec import Resources, RunSpec, digest
 from lockstudy.campaign.store import CampaignStore, write_json_atomically
 from lockstudy.paths import ROOT
@@ -75,7 +77,15 @@ class LocalExecutor:
         return frozenset()
 
     def execute(self, store: CampaignStore, specs: list[RunSpec], backend: str, report: Callable[[], None]) -> None:
+        said_drain = threading.Event()
+
         def one(spec: RunSpec) -> bool:
+            request = drain.asked(store)
+            if request is not None:
+                if not said_drain.is_set():
+                    said_drain.set()
+                    print(f"drain {request}: no more runs start; the runs under way finish", flush=True)
+                return False
             if self.gate and not self.gate.admits(spec):
                 return False
             try:

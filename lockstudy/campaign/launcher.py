@@ -11,7 +11,7 @@ import fcntl
 import os
 from collections import Counter
 
-from lockstudy.campaign import frozen_inputs
+from lockstudy.campaign import drain, frozen_inputs
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.deadline import Deadline
 from lockstudy.campaign.executors import Executor
@@ -69,17 +69,23 @@ def runs_to_do(specs: list[RunSpec], statuses: list[RunStatus], round_number: in
     return [spec for spec, status in zip(specs, statuses) if status.state in redo]
 
 
-# A launch that ran every run it could before its deadline, and failed none (campaign/deadline.py).
+# A launch that ran every run it could before its deadline or a drain, and failed none
+# (campaign/deadline.py, campaign/drain.py).
 HELD_BY_DEADLINE = 3
 
 
 def run_campaign(
     campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int, deadline: Deadline | None = None
 ) -> int:
-    """Run the campaign's runs not done; 0 when all are done, HELD_BY_DEADLINE when only the deadline's are left, else 1."""
+    """Run the campaign's runs not done; 0 when all are done, HELD_BY_DEADLINE when only the runs the deadline
+    or a drain held back are left, else 1."""
     BACKENDS[backend]().preflight(campaign.runs)
     lock = hold_launcher_lock(store)
+    drained: str | None = None
     try:
+        earlier = drain.clear(store)
+        if earlier is not None:
+            print(f"a drain request left from before ({earlier}) is cleared: this launch runs", flush=True)
         store.prepare(campaign.path, campaign.runs)
         # the inputs this launch runs on: a worker refuses a run whose inputs change under it
         frozen_inputs.record_launch(store.path, campaign.runs)
@@ -103,6 +109,8 @@ def run_campaign(
                 break
             started = deadline.started if deadline else 0
             executor.execute(store, todo, backend, report)
+            if drain.asked(store) is not None:
+                break  # campaign drain: the runs under way are over, and no more start
             if deadline and deadline.started == started:
                 break  # nothing left fits before the deadline
             if not executor.wait:
@@ -113,13 +121,19 @@ def run_campaign(
         statuses = current()
         index = store.write_index(campaign.runs, campaign.max_attempts)
     finally:
+        drained = drain.clear(store)
         lock.close()
     counts = Counter(s.state for s in statuses)
     print(progress.line(statuses))
     print(f"results index: {index}")
-    held = deadline.held if deadline else {}
+    held = set(deadline.held) if deadline else set()
+    if drained is not None:
+        # every run left pending: the drain stopped the launch before it started them
+        not_started = [s for s in statuses if s.state == State.PENDING and s.run_id not in held]
+        print(f"drained ({drained}): {len(not_started)} run(s) not started, pending for the next launch")
+        held |= {s.run_id for s in not_started}
     for status in statuses:
-        # a run the deadline held back is counted in its summary, not listed
+        # a run the deadline or a drain held back is counted in its summary, not listed
         if status.state != State.DONE and not (status.state == State.PENDING and status.run_id in held):
             print(f"  {status.run_id} {status.state.value}: {status.reason}")
     for line in deadline.summary() if deadline else []:

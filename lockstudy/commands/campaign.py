@@ -11,9 +11,10 @@ from typing import Callable
 
 from lockstudy.archive import command as archive_command
 from lockstudy.archive.settings import ArchiveError
-from lockstudy.campaign import disk_guard
+from lockstudy.campaign import disk_guard, drain
 from lockstudy.campaign.all_backends import BACKENDS
 from lockstudy.campaign.deadline import Deadline, DeadlineError, parse_deadline
+from lockstudy.campaign.drain import DrainError
 from lockstudy.campaign.executors import make_executor, parallel_slots, slurm_queued
 from lockstudy.campaign.launcher import HELD_BY_DEADLINE, CampaignBusy, run_campaign
 from lockstudy.campaign.loader import Campaign, CampaignError, load_campaign
@@ -29,10 +30,11 @@ from lockstudy.costmodel.render import cost_lines
 from lockstudy.validation.problems import InputError
 
 EXECUTORS = ("local", "slurm", "qemu")
-ACTIONS = ("status", "archive", "restore")
+ACTIONS = ("status", "archive", "restore", "drain")
 USAGE = """\
 run.sh campaign FILE [--dry-run] [--executor local|slurm|qemu] [options]
        run.sh campaign status FILE
+       run.sh campaign drain FILE [--results DIR]   (a running local launch starts no more runs)
        run.sh campaign archive FILE [--results DIR] [--archive DIR]
        run.sh campaign restore FILE [--results DIR] [--archive DIR] [--include-stale]
        run.sh campaign --backend gem5|qemu run-one CAMPAIGN_DIR RUN_ID   (used by the executors)"""
@@ -63,10 +65,13 @@ def register(commands: argparse._SubParsersAction) -> None:
             "done gem5 run, without its trace, into the repository (commit it), so that a\n"
             "lost machine loses no simulated hour. A launch first restores the archived\n"
             "runs its results folder lacks (not those made with another machine file,\n"
-            "kernel build, disk image or gem5 extra); `restore` does only that."
+            "kernel build, disk image or gem5 extra); `restore` does only that.\n\n"
+            "`drain` asks the local launch running FILE to start no more runs: the runs\n"
+            "under way finish (killing the launcher would lose them), the others stay\n"
+            "pending for the next launch, and the launch exits 3."
         ),
     )
-    parser.add_argument("words", nargs="+", metavar="FILE", help="the campaign file, or `status|archive|restore FILE`")
+    parser.add_argument("words", nargs="+", metavar="FILE", help="the campaign file, or `status|archive|restore|drain FILE`")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the runs, the boot checkpoints they share and what they will cost (host hours, memory; "
                         "with --executor slurm the sbatch resources); run nothing")
@@ -122,6 +127,13 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         return archive_command.archive(campaign, store, args.archive)
     if action == "restore":
         return archive_command.restore(campaign, store, args.archive, args.include_stale)
+    if action == "drain":
+        try:
+            print(drain.request(store))
+        except DrainError as exc:
+            error(str(exc))
+            return 1
+        return 0
     whole = campaign
     try:
         campaign = select_studies(campaign, args.only_study, args.skip_study)
