@@ -24,6 +24,7 @@ from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferra
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.traffic.locks import TRACE_FILE, check_symbol_physical, load_static_locks, registered_locks, system_map, system_map_file
 from analysis.traffic.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
+from analysis.traffic.trace_cache import cache_file, code_digest, load, store, trace_identity
 from lockstudy.guest_output import parse_console
 
 RESULT_FILE = "result.json"
@@ -36,6 +37,7 @@ CLASSIC = "classic"
 # The run.py option (and campaign key) that traces a run of each memory system.
 TRACE_OPTION = {RUBY: "protocol", CLASSIC: "classic"}
 LISTED_LOCKS_MAX = 12  # a registry can be long; the message stays one readable line
+LINE_CACHE_FOLDER = "handoff-lines"  # the trace cache's folder for the lines naming one cache line
 
 
 @dataclass(frozen=True)
@@ -181,16 +183,32 @@ def _none_on_the_line(run: TracedRun) -> HandoffInputError:
     )
 
 
+def lines_naming(run: TracedRun) -> list[tuple[int, str]]:
+    """The Ruby trace's lines that name the lock's cache line, with their numbers in the file.
+
+    Finding them means reading the whole trace (gigabytes for a kbench run),
+    so they are kept in the trace cache (analysis/traffic/trace_cache.py),
+    one file per trace and line, made from the trace's identity and this
+    module's code: the report's teaching page reads each trace once."""
+    made_from = {**trace_identity(run.trace), "line": run.line, "code": code_digest(__file__)}
+    kept_in = cache_file(f"{LINE_CACHE_FOLDER}/{run.line:x}", run.trace)
+    kept = load(kept_in, made_from)
+    if kept is not None and isinstance(kept.get("lines"), list):
+        return [(int(number), str(text)) for number, text in kept["lines"]]
+    wanted = f"{LINE_MARK}{run.line:x}]"
+    found = [(number, text) for number, text in _trace_lines(run) if wanted in text]
+    store(kept_in, {"made_from": made_from, "lines": found})
+    return found
+
+
 def line_events(run: TracedRun) -> list[Event]:
     """Every Ruby trace line about the lock's cache line, in file order; a line that is not gem5's names file and line."""
-    wanted = f"{LINE_MARK}{run.line:x}]"
     events: list[Event] = []
-    for number, text in _trace_lines(run):
-        if wanted in text:
-            try:
-                events.append(parse_line(text))
-            except (TraceFormatError, ValueError) as exc:
-                raise HandoffInputError(f"{run.trace}:{number}: {exc}") from None
+    for number, text in lines_naming(run):
+        try:
+            events.append(parse_line(text))
+        except (TraceFormatError, ValueError) as exc:
+            raise HandoffInputError(f"{run.trace}:{number}: {exc}") from None
     if not events:
         raise _none_on_the_line(run)
     return events

@@ -371,3 +371,25 @@ def test_message_counts_equal_counting_each_handoff_alone(tmp_path: Path) -> Non
     handoffs = find_handoffs(traced.requests, run.lock)
     assert len(handoffs) >= 2
     assert message_counts(traced.reconstruction, handoffs) == [messages_in(traced.reconstruction, h) for h in handoffs]
+
+
+def test_the_lines_of_the_locks_line_are_read_from_the_trace_once(tas_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report draws the same hand-offs every time: the trace (gigabytes for kbench) is read once, then kept."""
+    from analysis.handoff_chart import run_input
+
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(tmp_path / "cache"))
+    reads: list[Path] = []
+    reader = run_input._trace_lines
+
+    def counting(run: run_input.TracedRun):  # type: ignore[no-untyped-def]
+        reads.append(run.trace)
+        return reader(run)
+
+    monkeypatch.setattr(run_input, "_trace_lines", counting)
+    first = chart_for(tas_run, LOCK_NAME, index=0)[0].message_list()
+    assert chart_for(tas_run, LOCK_NAME, index=0)[0].message_list() == first == HANDOFF_0
+    assert len(reads) == 1, "the second chart is drawn from the kept lines"
+    assert list((tmp_path / "cache" / run_input.LINE_CACHE_FOLDER).rglob("*.json")), "kept in the trace cache"
+    write_run(tas_run, three_tas_handoffs()[:-1])  # the trace changes: what was kept is stale
+    chart_for(tas_run, LOCK_NAME, index=0)
+    assert len(reads) == 2
