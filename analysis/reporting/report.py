@@ -559,6 +559,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
     with timed_step("per-lock traffic from the ROI traces (cached per trace)"):
         lock_section, lock_summary = locks_section(results, table, out)
         sections.append(lock_section)
+    with timed_step("the teaching page: one hand-off of each lock, message by message"):
         teaching = teaching_section(results, table, out)
         if teaching is not None:
             sections.append(teaching)
