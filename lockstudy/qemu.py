@@ -164,6 +164,11 @@ class QemuBoot:
     extra_args: tuple[str, ...] = ()
 
 
+def killed_by_signal(exit_status: int | None, timed_out: bool) -> bool:
+    """QEMU died of a signal that our timeout did not send (subprocess gives -signal as the status)."""
+    return not timed_out and exit_status is not None and exit_status < 0
+
+
 @dataclass
 class BootResult:
     console: str
@@ -179,6 +184,11 @@ class BootResult:
     host_crashes: int = 0
 
     @property
+    def qemu_crashed(self) -> bool:
+        """The last attempt ended with QEMU itself killed by a signal (not our timeout's)."""
+        return killed_by_signal(self.exit_status, self.timed_out)
+
+    @property
     def ok(self) -> bool:
         """The guest powered off by itself: no timeout, no panic, QEMU exited 0."""
         return not self.timed_out and self.exit_status == 0 and self.powered_off and not self.panicked
@@ -188,7 +198,7 @@ class BootResult:
             how = f"TIMED OUT after {self.wall_seconds:.0f} s"
         elif self.panicked:
             how = "kernel PANIC"
-        elif self.exit_status is not None and self.exit_status < 0:
+        elif self.qemu_crashed:
             how = f"QEMU itself crashed (signal {-self.exit_status}) on each of {self.host_crashes} attempt(s)"
         elif self.exit_status != 0:
             how = f"QEMU exited with {self.exit_status}"
@@ -197,8 +207,7 @@ class BootResult:
         else:
             how = "powered off cleanly"
         log = f", console: {self.console_log}" if self.console_log else ""
-        last_crashed = self.exit_status is not None and self.exit_status < 0
-        crashes = f", booted again after {self.host_crashes} QEMU crash(es)" if self.host_crashes and not last_crashed else ""
+        crashes = f", booted again after {self.host_crashes} QEMU crash(es)" if self.host_crashes and not self.qemu_crashed else ""
         return f"{how} ({self.accel}, {self.wall_seconds:.1f} s{crashes}{log})"
 
 
@@ -288,7 +297,7 @@ class _Attempt:
     @property
     def host_crashed(self) -> bool:
         """QEMU itself died of a signal nobody sent it: the emulator crashed, not the guest."""
-        return not self.timed_out and self.exit_status is not None and self.exit_status < 0
+        return killed_by_signal(self.exit_status, self.timed_out)
 
 
 def _boot_once(spec: QemuBoot, argv: list[str], append: bool) -> _Attempt:
