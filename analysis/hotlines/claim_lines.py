@@ -3,7 +3,8 @@
 claims.csv's `traced_a` and `traced_b` list the traced ROIs (`run:roi`)
 whose configuration matches the claim's a or b: the runs that the
 judgement leaves out of the rate (attribution only). Each ROI's top line
-by coherence requests, named as in hotlines.csv, with its share of the
+by coherence requests, named as in hotlines.csv (a slab line's fields in
+brackets), with its share of the
 ROI's requests, becomes `top_line_a` / `top_line_b`: what a reading of the
 claim may name as the bottleneck. ROIs of different runs are not summed:
 their run-time memory is laid out differently, so one address is not one
@@ -33,7 +34,9 @@ def top_line(tables: HotlineTables, rois: str) -> str:
         top = profile.ranked()[0]
         name, offset = tables.namers[run_id].name(top.line, key[1])
         at = "" if offset is None else f" +{offset}"
-        parts.append(f"{name}{at} ({profile.share(top):.1%} of {profile.total_requests:,} requests)")
+        fields = tables.namers[run_id].fields(top.line, key[1])
+        held = f" [{fields}]" if fields else ""
+        parts.append(f"{name}{at}{held} ({profile.share(top):.1%} of {profile.total_requests:,} requests)")
     return ROI_SEPARATOR.join(parts)
 
 

@@ -27,6 +27,7 @@ from analysis.gem5_output.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 from analysis.hotlines import symbols
 from analysis.hotlines.classic import check_against_stats
 from analysis.hotlines.errors import HotlinesError
+from analysis.hotlines.fields import layouts_for, slab_fields
 from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
 from analysis.hotlines.traces import CLASSIC, HotlineJob, profile_all
@@ -35,24 +36,33 @@ from analysis.traffic.locks import TRACE_FILE, load_static_locks, registered_loc
 from analysis.traffic.metrics import study_of, variant_of
 from analysis.traffic.protocol_trace import TracedLock
 from lockstudy.guest_output import MemoryRange
+from lockstudy.kernel.layout.store import StructLayouts
 from lockstudy.run_spec import RunSpecError, parse_run_spec
 
 RUBY = "ruby"
-COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "requests", "invalidations", "crossings", "share", "requests_per_op"]
+COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "fields", "requests", "invalidations", "crossings", "share", "requests_per_op"]
 
 
 @dataclass(frozen=True)
 class RunNamer:
-    """Names the lines of one run: its kernel's System.map (if still there), its registered locks, each ROI's memory map."""
+    """Names the lines of one run: its kernel's System.map (if still there), its registered locks, each ROI's
+    memory map, and its kernel's struct layouts (the fields of a slab line)."""
 
     line_bytes: int
     symbol_table: symbols.SymbolTable | None
     locks: tuple[TracedLock, ...]
     memory: tuple[symbols.MemoryMap | None, ...] = ()  # by ROI (testcase index); None: the guest printed none
+    layouts: StructLayouts | None = None
+
+    def _memory(self, roi: int) -> symbols.MemoryMap | None:
+        return self.memory[roi] if roi < len(self.memory) else None
 
     def name(self, line: int, roi: int = 0) -> tuple[str, int | None]:
-        memory = self.memory[roi] if roi < len(self.memory) else None
-        return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks, memory)
+        return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks, self._memory(roi))
+
+    def fields(self, line: int, roi: int = 0) -> str:
+        """The fields of the slab object on the line ("" when none are known: fields.py)."""
+        return slab_fields(self.layouts, self._memory(roi), line, self.line_bytes)
 
 
 def memory_maps(result: dict[str, Any], where: str) -> tuple[symbols.MemoryMap | None, ...]:
@@ -165,7 +175,11 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
         map_file = system_map_file(run.info.result)
         symbol_table = symbols.read_system_map(map_file, image_base) if map_file is not None else None
         namer = tables.namers[job.key] = RunNamer(
-            job.line_bytes, symbol_table, tuple(registered + static_locks(run.info.result, registered)), memory_maps(run.info.result, str(run.info.gem5_dir / "result.json") if run.info.gem5_dir else run.info.run_id)
+            job.line_bytes,
+            symbol_table,
+            tuple(registered + static_locks(run.info.result, registered)),
+            memory_maps(run.info.result, str(run.info.gem5_dir / "result.json") if run.info.gem5_dir else run.info.run_id),
+            layouts_for(run.info.result),
         )
         profiles = all_profiles[job.key]
         if job.protocol == CLASSIC and run.info.gem5_dir is not None and (run.info.gem5_dir / STATS_FILE).is_file():
@@ -186,6 +200,7 @@ def hotline_tables(results: Results, processes: int | None = None) -> HotlineTab
                         "line": f"0x{traffic.line:x}",
                         "symbol": name[0],
                         "offset": name[1],
+                        "fields": namer.fields(traffic.line, roi),
                         "requests": traffic.requests,
                         "invalidations": traffic.invalidations,
                         "crossings": traffic.crossings,
@@ -247,15 +262,20 @@ def study_lines(tables: HotlineTables, group: tuple[str, str], top: int) -> tupl
     out = []
     for line, counts in ranked[:top]:
         named: list[tuple[str, int | None]] = []
+        fields: list[str] = []
         for run_id, roi in sorted({(run_id, roi) for run_id, roi in keys if line in tables.profiles[(run_id, roi)].lines}):
             name = tables.namers[run_id].name(line, roi)
             if name not in named:
                 named.append(name)
+            held = tables.namers[run_id].fields(line, roi)
+            if held and held not in fields:
+                fields.append(held)
         out.append(
             {
                 "line": line,
                 "symbol": " / ".join(name for name, _ in named) if named else None,
                 "offset": named[0][1] if len(named) == 1 else None,
+                "fields": " / ".join(fields),
                 "requests": counts["requests"],
                 "invalidations": counts["invalidations"],
                 "crossings": counts["crossings"],

@@ -4,6 +4,9 @@ Outputs: vmlinux (the ELF gem5 loads), bzImage (QEMU), System.map, config,
 build-info.json. The build id hashes every input (tarball, patch series,
 config fragments, compiler, make command, environment); when the outputs
 already carry the same build id the build is skipped without running make.
+Beside them, struct-layouts.json (lockstudy/kernel/layout/) names the
+fields of slab objects for the hot-line profile; it is made after the
+build, or later from the build's object tree, and is not in the build id.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 
 from lockstudy.console import info, step
 from lockstudy.kernel import kconfig
+from lockstudy.kernel.layout.make import is_current, make_layouts
+from lockstudy.kernel.layout.requests import LayoutError
 from lockstudy.kernel.source import (
     DEBIAN_PACKAGE,
     KernelSource,
@@ -232,6 +237,7 @@ def build_kernel(plan: BuildPlan, jobs: int, *, force: bool = False, clean: bool
     out = kernel_output_dir(name)
     if not force and not clean and up_to_date(plan):
         info(f"[{name}] up to date: {display_path(out)} (build id {plan.build_id()[:12]})")
+        refresh_layouts(plan)
         return out
     if not shutil.which(COMPILER_LAUNCHER):
         raise BuildFailed(f"{COMPILER_LAUNCHER} not found: run ./run.sh setup")
@@ -256,12 +262,35 @@ def build_kernel(plan: BuildPlan, jobs: int, *, force: bool = False, clean: bool
         if returncode != 0:
             raise BuildFailed(f"kernel build {name}: make exited with {returncode}; last lines of the log:\n{log_tail(log)}\n(full log: {log})")
         publish(plan, object_dir, argv, env, time.monotonic() - started, units)
+        write_layouts_of(plan, source_tree, object_dir, env)
     info(f"[{name}] outputs in {display_path(out)}")
     tree = tree_dir(plan.source, plan.series)
     os.utime(tree / TREE_STAMP)
     for old in prune_trees(plan.settings.keep_trees, tree):
         info(f"removed the old patched tree {old}")
     return out
+
+
+def write_layouts_of(plan: BuildPlan, source_tree: Path, object_dir: Path, env: dict[str, str]) -> None:
+    """struct-layouts.json from the build's object tree (hold its lock); BuildFailed if the probe fails."""
+    try:
+        make_layouts(plan.spec.name, plan.build_id(), kernel_output_dir(plan.spec.name), source_tree, object_dir, plan.make_variables, env)
+    except LayoutError as exc:
+        raise BuildFailed(f"kernel build {plan.spec.name}: struct layouts: {exc}") from None
+
+
+def refresh_layouts(plan: BuildPlan) -> None:
+    """Make an up-to-date build's struct-layouts.json when it is missing or stale and the object tree is still there."""
+    name = plan.spec.name
+    if is_current(kernel_output_dir(name), plan.build_id()):
+        return
+    tree = tree_dir(plan.source, plan.series)
+    object_dir = tree / "obj" / name
+    if not (tree / TREE_STAMP).is_file() or not (object_dir / OUTPUT_FILES["vmlinux"]).is_file():
+        info(f"[{name}] no struct layouts: its object tree is gone (pruned); `./run.sh build kernel --build {name} --force` makes both")
+        return
+    with exclusive(object_dir.with_name(name + ".lock")):
+        write_layouts_of(plan, tree / "src", object_dir, build_environment(plan))
 
 
 def seed_object_dir(plan: BuildPlan, object_dir: Path) -> None:

@@ -101,14 +101,14 @@ def test_the_known_trace_gives_the_exact_table(tmp_path: Path) -> None:
     expected = pd.DataFrame(
         [
             {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench:duration_ms=1, kernel smp, run altix-numa-2-kbench", "rank": 1, "line": "0x1d08100",
-             "symbol": "bench:lock | bench:shared_noise", "offset": 0, "requests": 2, "invalidations": 2, "crossings": 3, "share": 2 / 3, "requests_per_op": 2 / ops},
+             "symbol": "bench:lock | bench:shared_noise", "offset": 0, "fields": "", "requests": 2, "invalidations": 2, "crossings": 3, "share": 2 / 3, "requests_per_op": 2 / ops},
             {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench:duration_ms=1, kernel smp, run altix-numa-2-kbench", "rank": 2, "line": "0x1d08140",
-             "symbol": "bench:guarded_data", "offset": 0, "requests": 1, "invalidations": 0, "crossings": 1, "share": 1 / 3, "requests_per_op": 1 / ops},
+             "symbol": "bench:guarded_data", "offset": 0, "fields": "", "requests": 1, "invalidations": 0, "crossings": 1, "share": 1 / 3, "requests_per_op": 1 / ops},
             {"study": "", "config": "altix-numa 4 CPUs, qspinlock, kbench:duration_ms=1, kernel smp, run altix-numa-2-kbench", "rank": 3, "line": "0x2000000",
-             "symbol": "unknown (no System.map)", "offset": None, "requests": 0, "invalidations": 0, "crossings": 2, "share": 0.0, "requests_per_op": 0.0},
+             "symbol": "unknown (no System.map)", "offset": None, "fields": "", "requests": 0, "invalidations": 0, "crossings": 2, "share": 0.0, "requests_per_op": 0.0},
         ],
         columns=COLUMNS,
-    ).astype({"offset": "Int64"})  # fmt: skip
+    ).astype({"offset": "Int64", "fields": rows["fields"].dtype})  # fmt: skip
     pd.testing.assert_frame_equal(rows.reset_index(drop=True), expected)
 
 
@@ -259,7 +259,7 @@ def test_the_report_writes_hotlines_csv_and_its_section(tmp_path: Path) -> None:
     assert pd.read_csv(out / "hotlines.csv")["line"].tolist() == ["0x1d08100", "0x1d08140", "0x2000000"]
     assert (out / "metrics.csv").is_file()
     markdown = (out / "report.md").read_text()
-    assert "## Hot lines" in markdown and "| 1 | 0x1d08100 | bench:lock \\| bench:shared\\_noise | +0x0 | 2 | 2 | 3 | 66.7% | 0.00234 | 1 |" in markdown
+    assert "## Hot lines" in markdown and "| 1 | 0x1d08100 | bench:lock \\| bench:shared\\_noise | +0x0 |  | 2 | 2 | 3 | 66.7% | 0.00234 | 1 |" in markdown
     # the same lines by object: bench:guarded_data's line and the unnamed one are objects of their own
     assert "the top 3 objects, their lines summed" in markdown and "| bench:guarded\\_data | 1 | 1 | 0 | 1 | 33.3% |" in markdown
 

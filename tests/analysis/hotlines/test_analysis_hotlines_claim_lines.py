@@ -10,13 +10,17 @@ from analysis.hotlines.table import HotlineTables
 
 
 class Names:
-    """A run's namer: what the run's System.map and memory map call each line."""
+    """A run's namer: what the run's System.map and memory map call each line, and the struct layouts its fields."""
 
-    def __init__(self, names: dict[int, tuple[str, int | None]]) -> None:
+    def __init__(self, names: dict[int, tuple[str, int | None]], fields: dict[int, str] | None = None) -> None:
         self.names = names
+        self.held = fields or {}
 
     def name(self, line: int, roi: int) -> tuple[str, int | None]:
         return self.names[line]
+
+    def fields(self, line: int, roi: int) -> str:
+        return self.held.get(line, "")
 
 
 def profile(requests: dict[int, int]) -> RoiProfile:
@@ -27,10 +31,11 @@ def profile(requests: dict[int, int]) -> RoiProfile:
 def tables() -> HotlineTables:
     return HotlineTables(
         rows=pd.DataFrame(),
-        profiles={("spin", 0): profile({0x1000: 300, 0x2000: 700}), ("cmpx", 0): profile({0x1000: 50, 0x3000: 150}), ("empty", 0): profile({})},
+        profiles={("spin", 0): profile({0x1000: 300, 0x2000: 700}), ("cmpx", 0): profile({0x1000: 50, 0x3000: 150}), ("empty", 0): profile({}), ("rwsem", 0): profile({0x4000: 90, 0x1000: 10})},
         namers={
             "spin": Names({0x1000: ("rename_lock", 0), 0x2000: ("slab:dentry | dentry:/scratch/samefile.1/target d_lockref", 64)}),  # type: ignore[dict-item]
             "cmpx": Names({0x1000: ("rename_lock", 0), 0x3000: ("unknown (heap)", None)}),  # type: ignore[dict-item]
+            "rwsem": Names({0x4000: ("slab:ext2_inode_cache", 288)}, {0x4000: "vfs_inode.i_rwsem.{owner, osq, wait_lock, wait_list}"}),  # type: ignore[dict-item]
         },
     )
 
@@ -51,3 +56,9 @@ def test_claims_get_a_top_line_per_side() -> None:
     assert filled["top_line_a"].tolist() == ["unknown (heap) (75.0% of 200 requests)", ""]
     assert filled["top_line_b"].tolist()[0].startswith("slab:dentry") and filled["top_line_b"].tolist()[1] == ""
     assert list(with_top_lines(claims.iloc[0:0], tables()).columns)[-2:] == ["top_line_a", "top_line_b"]
+
+
+def test_a_slab_top_line_carries_the_fields_it_holds() -> None:
+    assert top_line(tables(), "rwsem:0") == (
+        "slab:ext2_inode_cache +288 [vfs_inode.i_rwsem.{owner, osq, wait_lock, wait_list}] (90.0% of 100 requests)"
+    )

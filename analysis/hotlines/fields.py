@@ -1,0 +1,47 @@
+"""The fields a slab line holds: the run's kernel build's struct layouts (lockstudy/kernel/layout/).
+
+A line in a slab object is named `slab:<cache>` with its offset in the
+object (symbols.py); when the run's kernel build has a layout for that
+cache, its fields on the line are given too (`vfs_inode.i_rwsem.{owner,
+osq, wait_lock, wait_list}`). The layout file must carry the build id the
+run booted: a rebuild moves fields, and another build's layout would name
+the wrong ones, so then there are none (as for System.map).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analysis.hotlines.errors import HotlinesError
+from analysis.hotlines.symbols import SLAB, MemoryMap
+from lockstudy.kernel.layout.requests import LayoutError
+from lockstudy.kernel.layout.store import LAYOUT_FILE, StructLayouts, read_layouts
+
+
+def layouts_for(result: dict[str, Any]) -> StructLayouts | None:
+    """The struct layouts of the run's kernel build (beside the vmlinux it booted), if there and of the build id it ran."""
+    kernel_record = result.get("provenance", {}).get("kernel", {})
+    kernel = Path(str(kernel_record.get("path", "")))
+    path = kernel.parent / LAYOUT_FILE
+    if not kernel.name or not path.is_file():
+        return None
+    try:
+        layouts = read_layouts(path)
+    except LayoutError as exc:
+        raise HotlinesError(str(exc)) from None
+    ran = (kernel_record.get("build_info") or {}).get("build_id")
+    return layouts if ran is not None and layouts.build_id == ran else None
+
+
+def slab_fields(layouts: StructLayouts | None, memory: MemoryMap | None, line: int, line_bytes: int) -> str:
+    """The fields on a slab line, "" when the line is not in a slab object or its cache has no layout."""
+    if layouts is None or memory is None:
+        return ""
+    found = memory.objects.holding(line)
+    if found is None or found.kind != SLAB or found.slab_bytes <= 0 or found.object_bytes <= 0:
+        return ""
+    in_slab = (line - found.physical) % found.slab_bytes
+    if (in_slab // found.object_bytes + 1) * found.object_bytes > found.slab_bytes:
+        return ""  # the slab's tail: no object there
+    return layouts.fields_on_line(found.name, in_slab % found.object_bytes, line_bytes, found.object_bytes) or ""

@@ -1,0 +1,51 @@
+"""Make a build's struct-layouts.json, or say why it is not made; never touches the build's own outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lockstudy.console import info
+from lockstudy.kernel.layout.dwarf import read_variables
+from lockstudy.kernel.layout.probe import compile_probe, variable_name
+from lockstudy.kernel.layout.requests import REQUESTS_FILE, LayoutError, load_requests, requests_digest
+from lockstudy.kernel.layout.store import LAYOUT_FILE, LAYOUT_RECIPE, CacheLayout, StructLayouts, write_layouts
+
+
+def is_current(out_dir: Path, build_id: str, requests_file: Path = REQUESTS_FILE) -> bool:
+    """True when the build's layout file is for this build id, data file and recipe."""
+    try:
+        data = json.loads((out_dir / LAYOUT_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and (data.get("build_id"), data.get("requests_sha256"), data.get("recipe")) == (
+        build_id,
+        requests_digest(requests_file),
+        LAYOUT_RECIPE,
+    )
+
+
+def make_layouts(
+    name: str,
+    build_id: str,
+    out_dir: Path,
+    source_tree: Path,
+    object_dir: Path,
+    make_variables: list[str],
+    env: dict[str, str],
+    requests_file: Path = REQUESTS_FILE,
+) -> Path:
+    """Compile the probe against the build's object tree and write out_dir/struct-layouts.json; LayoutError if it cannot."""
+    requests = load_requests(requests_file)
+    names = [variable_name(index) for index in range(len(requests))]
+    found = compile_probe(requests, source_tree, object_dir, make_variables, env, lambda probe: read_variables(probe, names))
+    assert isinstance(found, dict)
+    layouts = StructLayouts(
+        build_id,
+        requests_digest(requests_file),
+        LAYOUT_RECIPE,
+        {request.cache: CacheLayout(request.cache, request.type_name, found[variable]) for request, variable in zip(requests, names)},
+    )
+    path = write_layouts(out_dir, layouts)
+    info(f"[{name}] struct layouts of {len(requests)} slab cache(s): {path.name}")
+    return path
