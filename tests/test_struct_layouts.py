@@ -194,3 +194,17 @@ def test_each_kernel_build_has_layouts_that_match_its_own_offsetof(build: str, t
     offset, lockref = member_at(layouts.caches["dentry"].layout, "d_lockref")
     line_start = offset - offset % 64
     assert "d_lockref" in (layouts.fields_on_line("dentry", line_start, 64, layouts.caches["dentry"].layout.size) or "")
+
+
+@pytest.mark.kernel
+def test_a_probe_that_does_not_compile_is_named_with_makes_last_lines() -> None:
+    from lockstudy.kernel.layout.probe import compile_probe
+    from lockstudy.kernel.layout.requests import LayoutRequest
+
+    plan = plan_build(BUILDS["smp"])
+    tree = source.tree_dir(plan.source, plan.series)
+    moved = [LayoutRequest("thing", "struct thing", "<linux/no_such_header.h>")]
+    with pytest.raises(LayoutError, match=r"(?s)did not compile.*no_such_header\.h"):
+        compile_probe(moved, tree / "src", tree / "obj" / "smp", plan.make_variables, build_environment(plan), lambda probe: probe)
+    with pytest.raises(LayoutError, match="no configured object tree"):
+        compile_probe(moved, tree / "src", tree / "obj" / "no-such-build", plan.make_variables, build_environment(plan), lambda probe: probe)

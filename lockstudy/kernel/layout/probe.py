@@ -13,12 +13,14 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from lockstudy.kernel.layout.requests import LayoutError, LayoutRequest
 
 PROBE = "lockstudy_layout_probe"
 VARIABLE_PREFIX = "lockstudy_layout_"
 LOG_TAIL_LINES = 20
+T = TypeVar("T")
 
 
 def variable_name(index: int) -> str:
@@ -39,8 +41,8 @@ def compile_probe(
     object_dir: Path,
     make_variables: list[str],
     env: dict[str, str],
-    read: Callable[[Path], object],
-) -> object:
+    read: Callable[[Path], T],
+) -> T:
     """Compile the probe in a scratch dir against the object tree and return read(probe.o) before the dir goes.
 
     LayoutError with make's last lines when the compile fails (a header
