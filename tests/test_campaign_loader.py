@@ -351,6 +351,20 @@ def test_a_baseline_curve_runs_before_its_variants() -> None:
         select_boots(campaign, ["lockstudy.spinlock=mcs"])
 
 
+def test_a_chunk_can_be_one_size_of_a_study() -> None:
+    from lockstudy.commands.campaign import select_sizes, select_studies
+
+    campaign = select_studies(load_campaign(ROOT / "campaigns" / "seeds.toml"), ["rwsem-wakeflag", "fdlock"], [])
+    two = select_sizes(campaign, [2])
+    # rwsem-wakeflag's 2 nodes and fdlock's 2 CPUs: each study's own unit
+    assert {(spec.study, spec.size, spec.size_unit) for spec in two.runs} == {("rwsem-wakeflag", 2, "nodes"), ("fdlock", 2, "cpus")}
+    four = select_sizes(campaign, [4])
+    assert {spec.study for spec in four.runs} == {"rwsem-wakeflag"} and len(four.runs) == 10  # two variants, five repeats
+    assert select_sizes(campaign, []) is campaign
+    with pytest.raises(CampaignError, match=r"no run of the chosen studies has size 3 \(sizes: .*2 nodes, 4 nodes"):
+        select_sizes(campaign, [3, 4])
+
+
 def test_a_first_look_runs_one_repeat_of_every_configuration() -> None:
     from lockstudy.commands.campaign import select_first_repeats, select_studies
 

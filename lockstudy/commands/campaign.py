@@ -88,6 +88,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--only-boot", action="append", default=[], metavar="ARG",
                         help="run only the runs whose boot line has this argument (repeatable: any of them), "
                         "e.g. lockstudy.spinlock=tas for a baseline curve before its variants")
+    parser.add_argument("--only-size", action="append", type=int, default=[], metavar="N",
+                        help="run only the runs of this size (repeatable: any of them), in each study's own unit (CPUs, "
+                        "or nodes where the study gives nodes), e.g. the size a seed's claims are compared at first")
     parser.add_argument("--first-repeats", type=int, metavar="N",
                         help="run only each configuration's first N repeats: a first look at every size before the full statistics")
     parser.add_argument("--deadline", metavar="WHEN",
@@ -138,6 +141,7 @@ def run_campaign_command(args: argparse.Namespace) -> int:
     try:
         campaign = select_studies(campaign, args.only_study, args.skip_study)
         campaign = select_boots(campaign, args.only_boot)
+        campaign = select_sizes(campaign, args.only_size)
         campaign = select_first_repeats(campaign, args.first_repeats)
     except CampaignError as exc:
         error(str(exc))
@@ -222,6 +226,18 @@ def select_boots(campaign: Campaign, only: list[str]) -> Campaign:
         )
     runs = [spec for spec in campaign.runs if set(only) & set(spec.boot)]
     return dataclasses.replace(campaign, runs=runs)
+
+
+def select_sizes(campaign: Campaign, only: list[int]) -> Campaign:
+    """The campaign with only the runs of these sizes, each in its study's unit (none given: all of them)."""
+    if not only:
+        return campaign
+    known = {(spec.size, spec.size_unit) for spec in campaign.runs}
+    unknown = sorted(set(only) - {size for size, _unit in known})
+    if unknown:
+        sizes = ", ".join(f"{size} {unit}" for size, unit in sorted(known)) or "none"
+        raise CampaignError(f"{campaign.path}: no run of the chosen studies has size {', '.join(map(str, unknown))} (sizes: {sizes})")
+    return dataclasses.replace(campaign, runs=[spec for spec in campaign.runs if spec.size in only])
 
 
 def select_first_repeats(campaign: Campaign, count: int | None) -> Campaign:
