@@ -10,6 +10,15 @@ from analysis.reporting.report_render import Section, Table
 
 OUTSIDE_CAMPAIGN = "runs outside a campaign"
 CLASSIC = "classic"
+FIELDS_SHOWN = 160  # characters of a line's fields in the report's table; hotlines.csv has them all
+
+
+def shortened(fields: str, limit: int = FIELDS_SHOWN) -> str:
+    """The fields cut after the last whole name that fits the limit, with " ..." when any were left out."""
+    if len(fields) <= limit:
+        return fields
+    cut = max(fields.rfind(", ", 0, limit), fields.rfind("; ", 0, limit))
+    return (fields[:cut] if cut > 0 else fields[:limit]) + " ..."
 
 
 def _frame(lines: list[dict[str, object]]) -> pd.DataFrame:
@@ -19,6 +28,7 @@ def _frame(lines: list[dict[str, object]]) -> pd.DataFrame:
     frame["share"] = frame["share"].map(lambda share: f"{share:.1%}")
     frame["per_op"] = frame["per_op"].map(lambda value: "" if pd.isna(value) else f"{value:.3g}")
     frame["offset"] = frame["offset"].map(lambda offset: "" if offset is None or pd.isna(offset) else f"{int(offset):+#x}")
+    frame["fields"] = frame["fields"].map(shortened)
     return frame
 
 
@@ -40,7 +50,7 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
         "guest's registered locks on the line, and what the guest's memory map says the memory is (`slab:<cache>`, "
         "offset into the object, and in `fields` the members of the object the line holds, from the run's kernel build's "
         "struct layouts: a member wholly on the line is named whole, one the line cuts is opened or marked (part), "
-        "`next object:` when the line reaches into the next object; `table:<hash>`; `stack:<task>`; `percpu:<symbol> [cpu N]`; user, page-cache, "
+        "`next object:` when the line reaches into the next object; the table shows the first of them, hotlines.csv all; `table:<hash>`; `stack:<task>`; `percpu:<symbol> [cpu N]`; user, page-cache, "
         "reserved or free pages); `unknown (heap)` is memory nothing describes, and every run-time line of a run "
         "whose kernel printed no map. hotlines.csv has each ROI's own top lines. A second table per study sums "
         "the lines by object: one slab cache, hash table, per-CPU symbol or task's stack, whichever instance."

@@ -70,3 +70,12 @@ def test_a_damaged_layout_file_is_an_error_naming_it(tmp_path: Path) -> None:
     (tmp_path / "struct-layouts.json").write_text("{")
     with pytest.raises(HotlinesError, match="struct-layouts.json: not a struct layout file"):
         layouts_for(run_result(tmp_path, "build-a"))
+
+
+def test_the_reports_table_cuts_long_fields_after_a_whole_name() -> None:
+    from analysis.hotlines.section import shortened
+
+    many = ", ".join(f"field_{index}" for index in range(40))
+    short = shortened(many, 60)
+    assert short.endswith(", field_5 ...") and len(short) <= 64
+    assert shortened("a.{b, c}; d", 60) == "a.{b, c}; d"
