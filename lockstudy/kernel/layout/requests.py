@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lockstudy.files import file_sha256
+from lockstudy.files import file_sha256, read_toml
 from lockstudy.paths import DATA
 
 REQUESTS_FILE = DATA / "struct_layouts.toml"
@@ -38,13 +37,7 @@ class LayoutRequest:
 
 def load_requests(path: Path = REQUESTS_FILE) -> list[LayoutRequest]:
     """The data file's caches in file order; LayoutError naming the file, cache and field for anything malformed."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise LayoutError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise LayoutError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, LayoutError)
     unknown = sorted(set(data) - {"cache"})
     if unknown:
         raise LayoutError(f"{path}: unknown table(s) {unknown}; the file has only [cache.<name>] tables")
