@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.hotlines.errors import HotlinesError
-from analysis.hotlines.symbols import SLAB, MemoryMap
+from analysis.hotlines.symbols import MemoryMap, slab_offset
 from lockstudy.kernel.layout.requests import LayoutError
 from lockstudy.kernel.layout.store import LAYOUT_FILE, StructLayouts, read_layouts
 
@@ -39,9 +39,7 @@ def slab_fields(layouts: StructLayouts | None, memory: MemoryMap | None, line: i
     if layouts is None or memory is None:
         return ""
     found = memory.objects.holding(line)
-    if found is None or found.kind != SLAB or found.slab_bytes <= 0 or found.object_bytes <= 0:
-        return ""
-    in_slab = (line - found.physical) % found.slab_bytes
-    if (in_slab // found.object_bytes + 1) * found.object_bytes > found.slab_bytes:
-        return ""  # the slab's tail: no object there
-    return layouts.fields_on_line(found.name, in_slab % found.object_bytes, line_bytes, found.object_bytes) or ""
+    in_object = slab_offset(found, line) if found is not None else None
+    if found is None or in_object is None or in_object[1]:
+        return ""  # not a slab line, or the slab's tail: no object there
+    return layouts.fields_on_line(found.name, in_object[0], line_bytes, found.object_bytes) or ""

@@ -245,12 +245,10 @@ class MemoryMap:
             index, in_page = divmod(offset, found.object_bytes)
             frame = f"frame {found.table_offset + index}" if not describe_frames else self.frame_name(found.table_offset + index)
             return line - in_page, f"{STRUCT_PAGE_OF}{frame}"
-        if found.kind == SLAB and found.slab_bytes > 0 and found.object_bytes > 0:
-            in_slab = offset % found.slab_bytes
-            index = in_slab // found.object_bytes
-            if (index + 1) * found.object_bytes > found.slab_bytes:
-                return line - in_slab % found.object_bytes, f"slab:{found.name} (slab tail)"
-            return line - in_slab % found.object_bytes, f"slab:{found.name}"
+        in_object = slab_offset(found, line)
+        if in_object is not None:
+            into, tail = in_object
+            return line - into, f"slab:{found.name}" + (" (slab tail)" if tail else "")
         if found.kind == PERCPU:
             symbol = symbols.percpu_symbol(offset) if symbols is not None else None
             if symbol is None:
@@ -263,6 +261,16 @@ class MemoryMap:
         if found.kind in PAGE_KINDS:
             return line - offset % PAGE_BYTES, PAGE_KINDS[found.kind]
         return found.physical, found.kind
+
+
+def slab_offset(found: MemoryRange, line: int) -> tuple[int, bool] | None:
+    """(the line's first byte in its slab object, whether it is in the slab's tail where no whole object fits);
+    None unless `found` is a slab range with its slab and object sizes."""
+    if found.kind != SLAB or found.slab_bytes <= 0 or found.object_bytes <= 0:
+        return None
+    in_slab = (line - found.physical) % found.slab_bytes
+    tail = (in_slab // found.object_bytes + 1) * found.object_bytes > found.slab_bytes
+    return in_slab % found.object_bytes, tail
 
 
 def _percpu_dynamic(ranges: list[MemoryRange]) -> list[MemoryRange]:
