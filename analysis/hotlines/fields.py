@@ -10,27 +10,25 @@ the wrong ones, so then there are none (as for System.map).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.symbols import MemoryMap, slab_offset
+from analysis.traffic.locks import kernel_build_file
 from lockstudy.kernel.layout.requests import LayoutError
 from lockstudy.kernel.layout.store import LAYOUT_FILE, StructLayouts, read_layouts
 
 
 def layouts_for(result: dict[str, Any]) -> StructLayouts | None:
     """The struct layouts of the run's kernel build (beside the vmlinux it booted), if there and of the build id it ran."""
-    kernel_record = result.get("provenance", {}).get("kernel", {})
-    kernel = Path(str(kernel_record.get("path", "")))
-    path = kernel.parent / LAYOUT_FILE
-    if not kernel.name or not path.is_file():
+    path = kernel_build_file(result, LAYOUT_FILE)
+    if path is None:
         return None
     try:
         layouts = read_layouts(path)
     except LayoutError as exc:
         raise HotlinesError(str(exc)) from None
-    ran = (kernel_record.get("build_info") or {}).get("build_id")
+    ran = (result.get("provenance", {}).get("kernel", {}).get("build_info") or {}).get("build_id")
     return layouts if ran is not None and layouts.build_id == ran else None
 
 

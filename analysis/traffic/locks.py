@@ -137,22 +137,28 @@ def system_map(path: Path) -> dict[str, int]:
 
 
 def system_map_file(result: dict[str, Any]) -> Path | None:
-    """The run's kernel build's System.map: next to the vmlinux it booted (provenance.kernel.path), if still there.
+    """The run's kernel build's System.map (kernel_build_file)."""
+    return kernel_build_file(result, SYSTEM_MAP)
 
-    A rebuild replaces that folder's files, so the System.map there belongs
-    to the run only while the build-info.json beside it has the build id
-    the run recorded (provenance.kernel.build_info.build_id); another
-    build's map would name the run's lines with symbols of another
-    layout, so then there is none."""
+
+def kernel_build_file(result: dict[str, Any], name: str) -> Path | None:
+    """A file of the run's kernel build (System.map, struct-layouts.json): next to the vmlinux it booted
+    (provenance.kernel.path), if still there.
+
+    A rebuild replaces that folder's files, so a file there belongs to the
+    run only while the build-info.json beside it has the build id the run
+    recorded (provenance.kernel.build_info.build_id); another build's map
+    would name the run's lines with symbols of another layout, so then
+    there is none."""
     kernel_record = result.get("provenance", {}).get("kernel", {})
     kernel = Path(str(kernel_record.get("path", "")))
-    map_file = kernel.parent / SYSTEM_MAP
-    if not kernel.name or not map_file.is_file():
+    found = kernel.parent / name
+    if not kernel.name or not found.is_file():
         return None
     ran = (kernel_record.get("build_info") or {}).get("build_id")
     if ran is not None and _build_id_in(kernel.parent) not in (None, ran):
         return None
-    return map_file
+    return found
 
 
 @lru_cache(maxsize=None)
