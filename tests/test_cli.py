@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,20 @@ def test_help_lists_every_command() -> None:
     assert {"analyze", "report", "demo", "publish", "bench"} <= set(command_names())
     for name in command_names():
         assert name in result.stdout
+
+
+@pytest.mark.parametrize("command", ["setup", "doctor"])
+def test_setup_and_doctor_start_on_the_standard_library_alone(command: str) -> None:
+    """On a clean clone there is no .venv yet: run.sh starts set-up and doctor on the system's python3,
+    so nothing the command line imports may need a package that set-up has still to install.
+    `-S` leaves out every site-packages directory (the .venv's too), whatever this python3 has installed."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run(
+        [sys.executable, "-S", "-m", "lockstudy", command, "--help"],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"usage: run.sh {command}" in result.stdout
 
 
 @pytest.mark.parametrize("command", command_names())

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from lockstudy.console import info
-from lockstudy.kernel.layout.dwarf import read_variables
 from lockstudy.kernel.layout.probe import compile_probe, variable_name
 from lockstudy.kernel.layout.requests import REQUESTS_FILE, LayoutError, load_requests, requests_digest
 from lockstudy.kernel.layout.store import LAYOUT_FILE, LAYOUT_RECIPE, CacheLayout, StructLayouts, write_layouts
@@ -36,6 +35,10 @@ def make_layouts(
     requests_file: Path = REQUESTS_FILE,
 ) -> Path:
     """Compile the probe against the build's object tree and write out_dir/struct-layouts.json; LayoutError if it cannot."""
+    # pyelftools is a .venv dependency; set-up and doctor run on the system's python3 with the
+    # standard library only, and they import this module through kernel.build.
+    from lockstudy.kernel.layout.dwarf import read_variables
+
     requests = load_requests(requests_file)
     names = [variable_name(index) for index in range(len(requests))]
     found = compile_probe(requests, source_tree, object_dir, make_variables, env, lambda probe: read_variables(probe, names))
