@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Callable
 
 from lockstudy import prereqs
@@ -77,6 +78,24 @@ def create_python_env() -> None:
     REQUIREMENTS_STAMP.write_text(digest + "\n")
 
 
+def running_in_venv() -> bool:
+    return Path(sys.prefix).resolve() == VENV.resolve()
+
+
+def continue_in_venv(args: argparse.Namespace) -> None:
+    """Replace this process by the same set-up on .venv's python; never returns.
+
+    On a clean clone run.sh starts set-up on the system's python3, which has none of
+    the pinned packages the build steps use (pyelftools reads the struct layouts).
+    The steps already done are checked again and skipped, in seconds.
+    """
+    python = str(venv_python())
+    info(f"continuing on {python}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(python, [python, "-m", "lockstudy", "setup", "--jobs", str(args.jobs)])
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "setup",
@@ -98,6 +117,8 @@ def run_setup(args: argparse.Namespace) -> int:
     try:
         install_debian_packages()
         create_python_env()
+        if not args.no_build and not running_in_venv():
+            continue_in_venv(args)
         if not args.no_build:
             for name, build in build_steps():
                 step(name)
