@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from analysis.handoff_chart import chart_cache
+from analysis.handoff_chart.chart_cache import HandoffFacts, Rendered
 from analysis.handoff_chart.chart import Chart, ChartContext, build_chart, message_counts
 from analysis.handoff_chart.classic_trace import ClassicReader, bus_ports
 from analysis.handoff_chart.cpu_requests import CpuRequest, cpu_requests
@@ -15,7 +18,7 @@ from analysis.handoff_chart.line_wiring import line_wiring
 from analysis.handoff_chart.messages import Controller, Reconstruction, reconstruct
 from analysis.handoff_chart.protocol_rules import load_rules, rules_file
 from analysis.handoff_chart.provenance import record_chart
-from analysis.handoff_chart.run_input import RUBY, TracedRun, classic_lines, line_events, open_run
+from analysis.handoff_chart.run_input import RESULT_FILE, RUBY, TracedRun, classic_lines, line_events, open_run
 from analysis.handoff_chart.text_chart import render_text
 from analysis.handoff_chart.topology import Topology, classic_topology, config_objects, ruby_topology
 from analysis.traffic.protocol_trace import SEQUENCER
@@ -32,11 +35,10 @@ OK = "ok"  # result.json's status of a run that finished
 
 @dataclass(frozen=True)
 class DrawnChart:
-    chart: Chart
-    handoff: Handoff
-    handoff_count: int
-    chosen_how: str
-    files: tuple[Path, ...]
+    facts: HandoffFacts
+    text: str  # the text chart
+    files: tuple[Path, ...]  # .txt, .svg, .png
+    from_cache: bool  # taken from the trace cache, not drawn again
 
 
 CLASSIC_NOTE = (
@@ -100,33 +102,53 @@ def chart_of(run: TracedRun, run_dir: Path, index: int | None = None, tick: int 
     return chart, handoff, len(handoffs), how
 
 
-def file_stem(lock_name: str, handoff: Handoff) -> str:
-    return f"{SLUG.sub('_', lock_name).strip('_')}-handoff-{handoff.index}"
+def file_stem(lock_name: str, handoff_index: int) -> str:
+    return f"{SLUG.sub('_', lock_name).strip('_')}-handoff-{handoff_index}"
 
 
-def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None, out: Path | None = None) -> DrawnChart:
-    """The chart's three files in `out` (default: the run folder's handoff-charts/)."""
-    run = open_run(run_dir, lock_name)
-    chart, handoff, count, how = chart_of(run, run_dir, index, tick)
+def _drawn(run: TracedRun, run_dir: Path, index: int | None, tick: int | None, png_file: Path) -> tuple[Rendered, HandoffFacts]:
+    """Draw the chart: its text and SVG, and its PNG painted into png_file."""
     from analysis.handoff_chart.png_chart import render_png
     from analysis.handoff_chart.svg_chart import render_svg
 
+    chart, handoff, count, how = chart_of(run, run_dir, index, tick)
+    png_file.parent.mkdir(parents=True, exist_ok=True)
+    render_png(chart, png_file)
+    arrows = chart.arrows
+    facts = HandoffFacts(
+        lock=run.lock.name, handoff=handoff.index, handoffs=count, chosen=how, from_cpu=handoff.releaser, to_cpu=handoff.acquirer,
+        messages=len(arrows), between_nodes=sum(arrow.crosses_nodes for arrow in arrows), ticks=(handoff.start, handoff.end),
+        ns=round(chart.ns(handoff.end), 1),
+    )  # fmt: skip
+    return Rendered(render_text(chart), render_svg(chart), png_file.read_bytes()), facts
+
+
+def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None, out: Path | None = None) -> DrawnChart:
+    """The chart's three files in `out` (default: the run folder's handoff-charts/).
+
+    A chart drawn before from the same trace, run result, hand-off choice and
+    code is taken from the trace cache (chart_cache.py) instead of drawn again."""
+    run = open_run(run_dir, lock_name)
     out = out or run_dir / DEFAULT_OUT
-    stem = out / file_stem(lock_name, handoff)
-    text_file, svg_file, png_file = stem.with_suffix(".txt"), stem.with_suffix(".svg"), stem.with_suffix(".png")
+    made = chart_cache.made_from(run.trace, run.folder / RESULT_FILE, lock_name, index, tick)
     try:
+        found = chart_cache.kept(run.trace, made, lock_name)
+        if found is None:
+            scratch = out / f".drawing-{os.getpid()}.png"
+            try:
+                rendered, facts = _drawn(run, run_dir, index, tick, scratch)
+            finally:
+                scratch.unlink(missing_ok=True)
+            chart_cache.keep(run.trace, made, lock_name, rendered, facts)
+        else:
+            rendered, facts = found
+        stem = out / file_stem(lock_name, facts.handoff)
+        text_file, svg_file, png_file = stem.with_suffix(".txt"), stem.with_suffix(".svg"), stem.with_suffix(".png")
         out.mkdir(parents=True, exist_ok=True)
-        text_file.write_text(render_text(chart))
-        svg_file.write_text(render_svg(chart))
-        render_png(chart, png_file)
-        arrows = chart.arrows
-        facts = {
-            "lock": lock_name, "handoff": handoff.index, "handoffs": count, "chosen": how,
-            "from_cpu": handoff.releaser, "to_cpu": handoff.acquirer, "messages": len(arrows),
-            "between_nodes": sum(arrow.crosses_nodes for arrow in arrows),
-            "ticks": [handoff.start, handoff.end], "ns": round(chart.ns(handoff.end), 1),
-        }  # fmt: skip
-        record_chart(out, run.folder, run.trace, run.result, stem.name, facts)
+        text_file.write_text(rendered.text)
+        svg_file.write_text(rendered.svg)
+        png_file.write_bytes(rendered.png)
+        record_chart(out, run.folder, run.trace, run.result, stem.name, facts.as_json())
     except OSError as exc:
         raise HandoffInputError(f"{exc.filename or out}: cannot write the chart: {exc.strerror or exc}") from None
-    return DrawnChart(chart, handoff, count, how, (text_file, svg_file, png_file))
+    return DrawnChart(facts, rendered.text, (text_file, svg_file, png_file), from_cache=found is not None)

@@ -104,10 +104,10 @@ def teaching_section(results: Results, table: pd.DataFrame, out: Path) -> Sectio
             section.paragraphs.append(f"{row.machine}, {row.variant} (run {row.run_id}): no chart: {exc}")
             continue
         _, svg, png = drawn.files
-        messages = sum(1 for _ in drawn.chart.arrows)
+        facts = drawn.facts
         notice = " ".join(page.captions.get(str(row.variant), ()))
-        title = (f"{row.machine}, {row.variant}: {notice} {messages} messages in this hand-off "
-                 f"(hand-off {drawn.handoff.index} of {drawn.handoff_count}, {drawn.chosen_how}); "
+        title = (f"{row.machine}, {row.variant}: {notice} {facts.messages} messages in this hand-off "
+                 f"(hand-off {facts.handoff} of {facts.handoffs}, {facts.chosen}); "
                  f"the analytical order: {expected.get(str(row.variant), 'not in bounds.toml')}.")  # fmt: skip
         section.figures.append(Figure(title=title, png=png, svg=svg, alt=f"message sequence chart of a {row.variant} hand-off on {row.machine}"))
     return section

@@ -26,7 +26,9 @@ many there are.
 Writes <lock>-handoff-<K>.txt, .svg and .png into --out (default
 RUN_DIR/handoff-charts/), with the run's provenance (gem5, kernel build,
 image, machine file, command, the trace's sha256; no path of this machine)
-in provenance.json there, and prints the text chart. Needs a run made with
+in provenance.json there, and prints the text chart. A chart drawn before
+from the same trace, run result, choice of hand-off and code is taken from
+the machine's cache instead of drawn again. Needs a run made with
 --trace protocol (Ruby machines) or --trace classic (piii-smp: lanes for
 each CPU's L1d and L2, the bus and memory). Runs in .venv: needs
 ./run.sh setup."""
@@ -51,17 +53,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 def handoff(args: argparse.Namespace) -> int:
     try:
         from analysis.handoff_chart.draw import draw
-        from analysis.handoff_chart.text_chart import render_text
     except ImportError as exc:
         error(f"the Python environment lacks {exc.name}: run ./run.sh setup")
         return 1
     drawn = draw(args.run_dir, args.lock, args.index, args.tick, args.out)
-    print(render_text(drawn.chart), end="")
-    arrows = drawn.chart.arrows
-    crossings = sum(arrow.crosses_nodes for arrow in arrows)
+    print(drawn.text, end="")
+    facts = drawn.facts
     print(
-        f"\ndrew hand-off {drawn.handoff.index} of {drawn.handoff_count} ({drawn.chosen_how}): "
-        f"CPU{drawn.handoff.releaser} to CPU{drawn.handoff.acquirer}, {len(arrows)} messages, {crossings} between nodes"
+        f"\ndrew hand-off {facts.handoff} of {facts.handoffs} ({facts.chosen}): "
+        f"CPU{facts.from_cpu} to CPU{facts.to_cpu}, {facts.messages} messages, {facts.between_nodes} between nodes"
+        + (" (kept from an earlier drawing of this trace)" if drawn.from_cache else "")
     )
     for path in drawn.files:
         print(f"  {path}")

@@ -88,7 +88,7 @@ def test_the_chart_folder_gets_the_runs_provenance(tmp_path: Path) -> None:
     run = record["run"]
     assert run["gem5"] == "24.0.0.1" and run["machine_file"] == "piii-smp.toml" and run["trace"] == "classic"
     assert all(run[key] for key in ("kernel_build_id", "image_sha256", "machine_sha256", "roi.trace.gz sha256", "command"))
-    chart = record["charts"][f"bench_lock-handoff-{drawn.handoff.index}"]
+    chart = record["charts"][f"bench_lock-handoff-{drawn.facts.handoff}"]
     assert (chart["handoff"], chart["handoffs"], chart["messages"]) == (3, 7, MESSAGES)
     assert chart["drawn_with"].startswith("./run.sh handoff tests/fixtures/classic-trace --lock bench:lock --index 3 --out <out>")
     assert "/work" not in json.dumps(record) and str(tmp_path) not in json.dumps(record)

@@ -1,0 +1,118 @@
+"""A drawn chart kept in the machine's trace cache, so that a second report does not draw it again.
+
+Drawing one hand-off of a kbench trace means rebuilding every message on
+the lock's line (messages.reconstruct) and laying the chart out: minutes a
+chart, although a finished run's trace never changes. The chart's three
+renderings and its facts are kept in the trace cache
+(analysis/traffic/trace_cache.py) under `handoff-charts/<lock>/`, one file
+per trace, with what they were made from:
+
+- the trace's identity (path, size, modification time) and the sha256 of
+  the run's result.json (a run's status adds a note to its chart);
+- the lock and the hand-off asked for (--index, --tick or the median);
+- the code that draws: every module of analysis/handoff_chart/ and
+  analysis/traffic/, the protocol rules, and matplotlib's version (the PNG).
+
+Anything else and the chart is drawn again. The provenance.json beside the
+charts is written by the caller either way, from the run as it is now.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from analysis.traffic import trace_cache
+from lockstudy.files import file_sha256
+
+FOLDER = "handoff-charts"  # the trace cache's folder for drawn charts
+HANDOFF_CHART_DIR = Path(__file__).resolve().parent
+TRAFFIC_DIR = HANDOFF_CHART_DIR.parent / "traffic"
+RULES_DIR = HANDOFF_CHART_DIR / "data"
+SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class HandoffFacts:
+    """What a drawn hand-off is, as provenance.json and the teaching page's caption give it."""
+
+    lock: str
+    handoff: int
+    handoffs: int
+    chosen: str
+    from_cpu: int
+    to_cpu: int
+    messages: int
+    between_nodes: int
+    ticks: tuple[int, int]
+    ns: float
+
+    def as_json(self) -> dict[str, Any]:
+        facts = asdict(self)
+        facts["ticks"] = list(self.ticks)
+        return facts
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HandoffFacts:
+        start, end = data["ticks"]
+        return cls(
+            lock=str(data["lock"]), handoff=int(data["handoff"]), handoffs=int(data["handoffs"]), chosen=str(data["chosen"]),
+            from_cpu=int(data["from_cpu"]), to_cpu=int(data["to_cpu"]), messages=int(data["messages"]),
+            between_nodes=int(data["between_nodes"]), ticks=(int(start), int(end)), ns=float(data["ns"]),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One chart in its three forms."""
+
+    text: str
+    svg: str
+    png: bytes
+
+
+def code_sources() -> tuple[str, ...]:
+    """The files whose change may change a drawn chart, in a stable order."""
+    sources = [*HANDOFF_CHART_DIR.glob("*.py"), *TRAFFIC_DIR.glob("*.py"), *RULES_DIR.glob("*.toml")]
+    return tuple(str(path) for path in sorted(sources))
+
+
+def made_from(trace: Path, result_file: Path, lock: str, index: int | None, tick: int | None) -> dict[str, Any]:
+    import matplotlib
+
+    return {
+        **trace_cache.trace_identity(trace),
+        "result_sha256": file_sha256(result_file) if result_file.is_file() else None,
+        "lock": lock,
+        "index": index,
+        "tick": tick,
+        "code": trace_cache.code_digest(*code_sources()),
+        "matplotlib": matplotlib.__version__,
+    }
+
+
+def cache_file(trace: Path, lock: str) -> Path:
+    return trace_cache.cache_file(f"{FOLDER}/{SLUG.sub('_', lock).strip('_')}", trace)
+
+
+def kept(trace: Path, made: dict[str, Any], lock: str) -> tuple[Rendered, HandoffFacts] | None:
+    """The chart drawn from exactly `made`, or None (absent, stale or unreadable: draw it again)."""
+    data = trace_cache.load(cache_file(trace, lock), made)
+    if data is None:
+        return None
+    try:
+        rendered = Rendered(str(data["text"]), str(data["svg"]), base64.b64decode(data["png"], validate=True))
+        return rendered, HandoffFacts.from_json(data["facts"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def keep(trace: Path, made: dict[str, Any], lock: str, rendered: Rendered, facts: HandoffFacts) -> None:
+    """Keep the drawn chart; a cache that cannot be written is skipped (trace_cache.store)."""
+    trace_cache.store(cache_file(trace, lock), {
+        "made_from": made, "facts": facts.as_json(), "text": rendered.text, "svg": rendered.svg,
+        "png": base64.b64encode(rendered.png).decode("ascii"),
+    })  # fmt: skip
