@@ -4,8 +4,9 @@ Drawing one hand-off of a kbench trace means rebuilding every message on
 the lock's line (messages.reconstruct) and laying the chart out: minutes a
 chart, although a finished run's trace never changes. The chart's three
 renderings and its facts are kept in the trace cache
-(analysis/traffic/trace_cache.py) under `handoff-charts/<lock>/`, one file
-per trace, with what they were made from:
+(analysis/traffic/trace_cache.py) under `handoff-charts/<lock>-<choice>/`
+(the choice: `median`, `index-K` or `tick-T`), one file per trace, with
+what they were made from:
 
 - the trace's identity (path, size, modification time) and the sha256 of
   the run's result.json (a run's status adds a note to its chart);
@@ -14,7 +15,14 @@ per trace, with what they were made from:
   analysis/traffic/, the protocol rules, and matplotlib's version (the PNG).
 
 Anything else and the chart is drawn again. The provenance.json beside the
-charts is written by the caller either way, from the run as it is now.
+charts is written by the caller either way, from the run as it is now, with
+the trace's sha256 kept here (a run restored from the run archive has no
+trace to hash).
+
+The report's teaching page draws the median hand-off of its lock, and the
+run archive (lockstudy/archive/) keeps that chart in a restored run's
+derived file, like the other readers' results: a report made from the
+archive draws the same page, while the code that drew it is today's.
 """
 
 from __future__ import annotations
@@ -67,11 +75,12 @@ class HandoffFacts:
 
 @dataclass(frozen=True)
 class Rendered:
-    """One chart in its three forms."""
+    """One chart in its three forms, and the sha256 of the trace it was drawn from."""
 
     text: str
     svg: str
     png: bytes
+    trace_sha256: str
 
 
 def code_sources() -> tuple[str, ...]:
@@ -94,25 +103,28 @@ def made_from(trace: Path, result_file: Path, lock: str, index: int | None, tick
     }
 
 
-def cache_file(trace: Path, lock: str) -> Path:
-    return trace_cache.cache_file(f"{FOLDER}/{SLUG.sub('_', lock).strip('_')}", trace)
+def folder(lock: str, index: int | None, tick: int | None) -> str:
+    """The trace cache's folder of one lock's charts drawn by one choice of hand-off."""
+    choice = f"index-{index}" if index is not None else f"tick-{tick}" if tick is not None else "median"
+    return f"{FOLDER}/{SLUG.sub('_', lock).strip('_')}-{choice}"
 
 
-def kept(trace: Path, made: dict[str, Any], lock: str) -> tuple[Rendered, HandoffFacts] | None:
-    """The chart drawn from exactly `made`, or None (absent, stale or unreadable: draw it again)."""
-    data = trace_cache.load(cache_file(trace, lock), made)
+def kept(trace: Path, made: dict[str, Any], where: str) -> tuple[Rendered, HandoffFacts] | None:
+    """The chart drawn from exactly `made` (from the cache, or a restored run's derived file), or None: draw it again."""
+    data = trace_cache.load_kept(where, trace, made)
     if data is None:
         return None
     try:
-        rendered = Rendered(str(data["text"]), str(data["svg"]), base64.b64decode(data["png"], validate=True))
+        png = base64.b64decode(data["png"], validate=True)
+        rendered = Rendered(str(data["text"]), str(data["svg"]), png, str(data["trace_sha256"]))
         return rendered, HandoffFacts.from_json(data["facts"])
     except (KeyError, TypeError, ValueError):
         return None
 
 
-def keep(trace: Path, made: dict[str, Any], lock: str, rendered: Rendered, facts: HandoffFacts) -> None:
+def keep(trace: Path, made: dict[str, Any], where: str, rendered: Rendered, facts: HandoffFacts) -> None:
     """Keep the drawn chart; a cache that cannot be written is skipped (trace_cache.store)."""
-    trace_cache.store(cache_file(trace, lock), {
+    trace_cache.store(trace_cache.cache_file(where, trace), {
         "made_from": made, "facts": facts.as_json(), "text": rendered.text, "svg": rendered.svg,
-        "png": base64.b64encode(rendered.png).decode("ascii"),
+        "png": base64.b64encode(rendered.png).decode("ascii"), "trace_sha256": rendered.trace_sha256,
     })  # fmt: skip

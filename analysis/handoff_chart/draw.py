@@ -18,10 +18,11 @@ from analysis.handoff_chart.line_wiring import line_wiring
 from analysis.handoff_chart.messages import Controller, Reconstruction, reconstruct
 from analysis.handoff_chart.protocol_rules import load_rules, rules_file
 from analysis.handoff_chart.provenance import record_chart
-from analysis.handoff_chart.run_input import RESULT_FILE, RUBY, TracedRun, classic_lines, line_events, open_run
+from analysis.handoff_chart.run_input import RESULT_FILE, RUBY, no_trace_error, TracedRun, classic_lines, line_events, open_run
 from analysis.handoff_chart.text_chart import render_text
 from analysis.handoff_chart.topology import Topology, classic_topology, config_objects, ruby_topology
 from analysis.traffic.protocol_trace import SEQUENCER
+from lockstudy.files import file_sha256
 from lockstudy.paths import ROOT
 
 DEFAULT_OUT = "handoff-charts"  # inside the run folder
@@ -120,26 +121,30 @@ def _drawn(run: TracedRun, run_dir: Path, index: int | None, tick: int | None, p
         messages=len(arrows), between_nodes=sum(arrow.crosses_nodes for arrow in arrows), ticks=(handoff.start, handoff.end),
         ns=round(chart.ns(handoff.end), 1),
     )  # fmt: skip
-    return Rendered(render_text(chart), render_svg(chart), png_file.read_bytes()), facts
+    return Rendered(render_text(chart), render_svg(chart), png_file.read_bytes(), file_sha256(run.trace)), facts
 
 
 def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None, out: Path | None = None) -> DrawnChart:
     """The chart's three files in `out` (default: the run folder's handoff-charts/).
 
     A chart drawn before from the same trace, run result, hand-off choice and
-    code is taken from the trace cache (chart_cache.py) instead of drawn again."""
-    run = open_run(run_dir, lock_name)
+    code is taken from the trace cache (chart_cache.py) instead of drawn again;
+    so is one that a run restored from the run archive brought with it."""
+    run = open_run(run_dir, lock_name, trace_required=False)
     out = out or run_dir / DEFAULT_OUT
+    where = chart_cache.folder(lock_name, index, tick)
     made = chart_cache.made_from(run.trace, run.folder / RESULT_FILE, lock_name, index, tick)
+    found = chart_cache.kept(run.trace, made, where)
+    if found is None and not run.trace.is_file():
+        raise no_trace_error(run_dir, run)
     try:
-        found = chart_cache.kept(run.trace, made, lock_name)
         if found is None:
             scratch = out / f".drawing-{os.getpid()}.png"
             try:
                 rendered, facts = _drawn(run, run_dir, index, tick, scratch)
             finally:
                 scratch.unlink(missing_ok=True)
-            chart_cache.keep(run.trace, made, lock_name, rendered, facts)
+            chart_cache.keep(run.trace, made, where, rendered, facts)
         else:
             rendered, facts = found
         stem = out / file_stem(lock_name, facts.handoff)
@@ -148,7 +153,7 @@ def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | No
         text_file.write_text(rendered.text)
         svg_file.write_text(rendered.svg)
         png_file.write_bytes(rendered.png)
-        record_chart(out, run.folder, run.trace, run.result, stem.name, facts.as_json())
+        record_chart(out, run.folder, rendered.trace_sha256, run.result, stem.name, facts.as_json())
     except OSError as exc:
         raise HandoffInputError(f"{exc.filename or out}: cannot write the chart: {exc.strerror or exc}") from None
     return DrawnChart(facts, rendered.text, (text_file, svg_file, png_file), from_cache=found is not None)

@@ -24,8 +24,8 @@ from lockstudy.paths import ROOT
 PROVENANCE_FILE = "provenance.json"
 
 
-def run_facts(run_dir: Path, trace: Path, result: dict[str, Any]) -> dict[str, Any]:
-    """What made the run, portably."""
+def run_facts(run_dir: Path, trace_sha256: str, result: dict[str, Any]) -> dict[str, Any]:
+    """What made the run, portably; the trace's sha256 as the chart's drawer computed it."""
     facts = RunProvenance.of(result)
     pairs = publish.placeholders(run_dir, result)
     return {
@@ -41,7 +41,7 @@ def run_facts(run_dir: Path, trace: Path, result: dict[str, Any]) -> dict[str, A
         "trace": facts.trace,
         "run_spec": facts.run_spec,
         "command": publish.replace_paths(" ".join(facts.command), pairs),
-        "roi.trace.gz sha256": file_sha256(trace),
+        "roi.trace.gz sha256": trace_sha256,
         "result.json sha256": file_sha256(run_dir / RESULT_FILE) if (run_dir / RESULT_FILE).is_file() else None,
     }
 
@@ -52,9 +52,9 @@ def _shown(path: Path, placeholder: str) -> str:
     return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else placeholder
 
 
-def record_chart(out: Path, run_dir: Path, trace: Path, result: dict[str, Any], stem: str, chart_facts: dict[str, Any]) -> Path:
+def record_chart(out: Path, run_dir: Path, trace_sha256: str, result: dict[str, Any], stem: str, chart_facts: dict[str, Any]) -> Path:
     """Add one chart to `out`/provenance.json (written whole, atomically)."""
-    facts = run_facts(run_dir, trace, result)
+    facts = run_facts(run_dir, trace_sha256, result)
     path = out / PROVENANCE_FILE
     record: dict[str, Any] = {}
     if path.is_file():

@@ -24,7 +24,7 @@ from analysis.handoff_chart.classic_trace import NEW_STATE, ClassicLine, deferra
 from analysis.handoff_chart.errors import HandoffInputError
 from analysis.traffic.locks import TRACE_FILE, check_symbol_physical, load_static_locks, registered_locks, system_map, system_map_file
 from analysis.traffic.protocol_trace import LINE_MARK, Event, TraceFormatError, TracedLock, attribute_trace, parse_line
-from analysis.traffic.trace_cache import cache_file, code_digest, load, store, trace_identity
+from analysis.traffic.trace_cache import available, cache_file, code_digest, load, store, trace_identity
 from lockstudy.guest_output import parse_console
 
 RESULT_FILE = "result.json"
@@ -84,8 +84,29 @@ def _shown(locks: list[str]) -> str:
     return ", ".join(locks[:LISTED_LOCKS_MAX]) + (f" and {more} more" if more > 0 else "")
 
 
-def open_run(run_dir: Path, lock_name: str) -> TracedRun:
-    """Everything but the trace's lines; each missing piece is one line saying what to do."""
+def _no_trace(run_dir: Path, trace: Path, hierarchy: str) -> HandoffInputError:
+    if available(trace):
+        return HandoffInputError(
+            f"{run_dir}: no {TRACE_FILE}: this run was restored from the run archive, which keeps no trace, and the chart "
+            "it kept was drawn by other code than today's (or for another hand-off); rerun the run to draw it"
+        )
+    option = TRACE_OPTION.get(hierarchy, TRACE_OPTION[RUBY])
+    return HandoffInputError(
+        f"{run_dir}: no {TRACE_FILE}: this run was not traced; trace one with gem5-configs/run.py --trace {option}, "
+        f"or trace = \"{option}\" in the campaign's [[study]]"
+    )
+
+
+def no_trace_error(run_dir: Path, run: TracedRun) -> HandoffInputError:
+    """Why a run without its trace cannot be drawn: not traced, or restored with a chart of other code."""
+    return _no_trace(run_dir, run.trace, run.machine.hierarchy)
+
+
+def open_run(run_dir: Path, lock_name: str, trace_required: bool = True) -> TracedRun:
+    """Everything but the trace's lines; each missing piece is one line saying what to do.
+
+    trace_required=False opens a run whose trace is gone (restored from the run
+    archive): draw.py may find the chart it kept."""
     folder = outputs_folder(run_dir)
     result = _read_json(folder / RESULT_FILE)
     config = _read_json(folder / CONFIG_FILE)
@@ -94,12 +115,8 @@ def open_run(run_dir: Path, lock_name: str) -> TracedRun:
     except ConfigError as exc:
         raise HandoffInputError(str(exc)) from None
     trace = folder / TRACE_FILE
-    if not trace.is_file():
-        option = TRACE_OPTION.get(machine.hierarchy, TRACE_OPTION[RUBY])
-        raise HandoffInputError(
-            f"{run_dir}: no {TRACE_FILE}: this run was not traced; trace one with gem5-configs/run.py --trace {option}, "
-            f"or trace = \"{option}\" in the campaign's [[study]]"
-        )
+    if trace_required and not trace.is_file():
+        raise _no_trace(run_dir, trace, machine.hierarchy)
     locks = registered_locks(result) or console_locks(folder / CONSOLE_FILE) or bench_lock_from_system_map(result)
     if not locks:
         raise HandoffInputError(f"{folder / RESULT_FILE}: no lock registry (the guest printed none): no lock to chart")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.handoff_chart import chart_cache
 from analysis.hotlines.traces import CACHE_FOLDER as HOTLINES_FOLDER
 from analysis.traffic import trace_cache
 from analysis.traffic.trace_attribution import CACHE_FOLDER as ATTRIBUTION_FOLDER
@@ -31,7 +32,6 @@ from lockstudy.validation.runs import TRACE_OFF
 OUT = "out"
 OUT_FILES = publish.RUN_FILES  # stats.txt, config.json, console.log, result.json
 RUN_FILES = ("spec.json", "result.json", "attempts.json")
-TRACE_READERS = (HOTLINES_FOLDER, ATTRIBUTION_FOLDER)  # what the report makes from a trace (analysis/traffic/trace_cache.py)
 HOST = "<host>"  # the worker's host name, in result.json and attempts.json
 DROPPED = ("pid",)  # a process id on the machine that ran it means nothing elsewhere
 CAMPAIGN = "<campaign>"  # the campaign's results folder on the machine that ran it
@@ -71,6 +71,15 @@ def scrub_worker_record(value: Any) -> Any:
     return value
 
 
+def trace_readers() -> tuple[str, ...]:
+    """What the report makes from a trace (analysis/traffic/trace_cache.py): the lock attribution, the hot-line
+    profile, and the teaching page's chart (the median hand-off of its lock, analysis/handoff_chart/chart_cache.py)."""
+    from analysis.handoff_chart.teaching import load_teaching  # pandas: .venv only, and run.sh loads this module before .venv exists
+
+    teaching_chart = chart_cache.folder(load_teaching().lock, index=None, tick=None)
+    return (HOTLINES_FOLDER, ATTRIBUTION_FOLDER, teaching_chart)
+
+
 def derived_record(trace: Path, redigested: dict[str, str]) -> dict[str, Any]:
     """What the trace readers kept from this trace (analysis/traffic/trace_cache.py), less the trace's identity on this machine.
 
@@ -79,7 +88,7 @@ def derived_record(trace: Path, redigested: dict[str, str]) -> dict[str, Any]:
     (the hot-line profile records config.json's) finds the archived file's."""
     identity = trace_cache.trace_identity(trace)
     readers: dict[str, Any] = {}
-    for folder in TRACE_READERS:
+    for folder in trace_readers():
         try:
             data = json.loads(trace_cache.cache_file(folder, trace).read_text())
         except (OSError, ValueError):

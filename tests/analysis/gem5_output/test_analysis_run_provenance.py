@@ -37,9 +37,7 @@ def test_an_older_run_lacks_facts_instead_of_failing() -> None:
 
 
 def test_the_chart_provenance_publishes_the_shared_facts(tmp_path) -> None:
-    trace = tmp_path / "roi.trace.gz"
-    trace.write_bytes(b"")
-    facts = run_facts(tmp_path, trace, RESULT)
+    facts = run_facts(tmp_path, "sha256-of-the-trace", RESULT)
     assert facts["gem5_extras"] == {"chi-x86-locked-rmw": 1}
     assert facts["machine"] == "altix-numa, 4 CPUs, 2 nodes"
     assert facts["kernel_build_id"] == "ef"

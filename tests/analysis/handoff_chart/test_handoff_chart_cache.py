@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis.handoff_chart import chart_cache, draw
+from analysis.traffic import trace_cache
 from lockstudy.paths import CACHE_VARIABLE, ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "gem5" / "altix-numa-2-kbench"
@@ -88,7 +89,7 @@ def test_changed_drawing_code_is_drawn_again(run: Path, tmp_path: Path, monkeypa
 
 def test_an_unreadable_cache_entry_is_drawn_again_without_error(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     draw.draw(run, LOCK, out=tmp_path / "charts")
-    entry = chart_cache.cache_file(run / "roi.trace.gz", LOCK)
+    entry = trace_cache.cache_file(chart_cache.folder(LOCK, None, None), run / "roi.trace.gz")
     data = json.loads(entry.read_text())
     data["png"] = "not base64 at all!"
     entry.write_text(json.dumps(data))
@@ -96,3 +97,34 @@ def test_an_unreadable_cache_entry_is_drawn_again_without_error(run: Path, tmp_p
     again = draw.draw(run, LOCK, out=tmp_path / "charts")
     assert not again.from_cache and len(drawings) == 1
     assert (tmp_path / "charts" / CHART_FILES[2]).read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_run_restored_from_the_archive_draws_the_chart_it_kept(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The archive keeps the teaching page's chart (the median hand-off of its lock) in the run's derived file;
+    with no trace, the chart comes from there, with the trace's sha256 in its provenance."""
+    from analysis.handoff_chart.teaching import load_teaching
+    from lockstudy.archive.pack import derived_record, trace_readers
+
+    assert LOCK == load_teaching().lock and chart_cache.folder(LOCK, None, None) in trace_readers()
+    drawn = draw.draw(run, LOCK, out=tmp_path / "there")
+    trace = run / "roi.trace.gz"
+    record = derived_record(trace, {})
+    assert chart_cache.folder(LOCK, None, None) in record["readers"]
+    trace_cache.derived_file(trace).write_text(json.dumps(record))
+    trace.unlink()
+    drawings = count_drawings(monkeypatch)
+    restored = draw.draw(run, LOCK, out=tmp_path / "here")
+    assert restored.from_cache and not drawings and restored.facts == drawn.facts
+    for name in CHART_FILES:
+        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "there" / name).read_bytes()
+    provenance = json.loads((tmp_path / "here" / "provenance.json").read_text())
+    assert provenance["run"]["roi.trace.gz sha256"] == json.loads((tmp_path / "there" / "provenance.json").read_text())["run"]["roi.trace.gz sha256"]
+    # Another hand-off, or the same by other code, cannot be drawn without the trace: one line says why.
+    with pytest.raises(draw.HandoffInputError, match="restored from the run archive, which keeps no trace"):
+        draw.draw(run, LOCK, index=3, out=tmp_path / "here")
+    sources = chart_cache.code_sources()
+    changed = tmp_path / "changed.py"
+    changed.write_text("# changed\n")
+    monkeypatch.setattr(chart_cache, "code_sources", lambda: (*sources, str(changed)))
+    with pytest.raises(draw.HandoffInputError, match="drawn by other code than today's"):
+        draw.draw(run, LOCK, out=tmp_path / "here")
