@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -107,21 +107,23 @@ def file_stem(lock_name: str, handoff_index: int) -> str:
     return f"{SLUG.sub('_', lock_name).strip('_')}-handoff-{handoff_index}"
 
 
-def _drawn(run: TracedRun, run_dir: Path, index: int | None, tick: int | None, png_file: Path) -> tuple[Rendered, HandoffFacts]:
-    """Draw the chart: its text and SVG, and its PNG painted into png_file."""
+def _drawn(run: TracedRun, run_dir: Path, index: int | None, tick: int | None) -> tuple[Rendered, HandoffFacts]:
+    """Draw the chart: its text, its SVG and its PNG (painted into a scratch file, matplotlib writes files)."""
     from analysis.handoff_chart.png_chart import render_png
     from analysis.handoff_chart.svg_chart import render_svg
 
     chart, handoff, count, how = chart_of(run, run_dir, index, tick)
-    png_file.parent.mkdir(parents=True, exist_ok=True)
-    render_png(chart, png_file)
+    with tempfile.TemporaryDirectory(prefix="lockstudy-chart-") as scratch:
+        png_file = Path(scratch) / "chart.png"
+        render_png(chart, png_file)
+        png = png_file.read_bytes()
     arrows = chart.arrows
     facts = HandoffFacts(
         lock=run.lock.name, handoff=handoff.index, handoffs=count, chosen=how, from_cpu=handoff.releaser, to_cpu=handoff.acquirer,
         messages=len(arrows), between_nodes=sum(arrow.crosses_nodes for arrow in arrows), ticks=(handoff.start, handoff.end),
         ns=round(chart.ns(handoff.end), 1),
     )  # fmt: skip
-    return Rendered(render_text(chart), render_svg(chart), png_file.read_bytes(), file_sha256(run.trace)), facts
+    return Rendered(render_text(chart), render_svg(chart), png, file_sha256(run.trace)), facts
 
 
 def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | None = None, out: Path | None = None) -> DrawnChart:
@@ -139,11 +141,7 @@ def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | No
         raise no_trace_error(run_dir, run)
     try:
         if found is None:
-            scratch = out / f".drawing-{os.getpid()}.png"
-            try:
-                rendered, facts = _drawn(run, run_dir, index, tick, scratch)
-            finally:
-                scratch.unlink(missing_ok=True)
+            rendered, facts = _drawn(run, run_dir, index, tick)
             chart_cache.keep(run.trace, made, where, rendered, facts)
         else:
             rendered, facts = found

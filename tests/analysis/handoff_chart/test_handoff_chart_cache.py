@@ -128,3 +128,9 @@ def test_a_run_restored_from_the_archive_draws_the_chart_it_kept(run: Path, tmp_
     monkeypatch.setattr(chart_cache, "code_sources", lambda: (*sources, str(changed)))
     with pytest.raises(draw.HandoffInputError, match="drawn by other code than today's"):
         draw.draw(run, LOCK, out=tmp_path / "here")
+
+
+def test_a_handoff_outside_the_trace_writes_nothing(run: Path, tmp_path: Path) -> None:
+    with pytest.raises(draw.HandoffInputError):
+        draw.draw(run, LOCK, index=999, out=tmp_path / "charts")
+    assert not (tmp_path / "charts").exists()
