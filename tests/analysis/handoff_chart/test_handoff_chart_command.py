@@ -107,3 +107,13 @@ def test_index_and_tick_exclude_each_other() -> None:
     result = handoff(str(FIXTURE), "--lock", LOCK, "--index", "1", "--tick", "5")
     assert result.returncode == USAGE_ERROR
     assert "not allowed with argument" in result.stderr
+
+
+def test_a_second_drawing_says_it_was_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(tmp_path / "cache"))
+    first = handoff(str(FIXTURE), "--lock", LOCK, "--out", str(tmp_path / "first"))
+    second = handoff(str(FIXTURE), "--lock", LOCK, "--out", str(tmp_path / "second"))
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert "kept from an earlier drawing" not in first.stdout
+    assert "17 messages, 8 between nodes (kept from an earlier drawing of this trace)" in second.stdout
+    assert first.stdout.split("\ndrew")[0] == second.stdout.split("\ndrew")[0]  # the same text chart
