@@ -286,7 +286,8 @@ def _value_label(label: str, log: bool) -> str:
 
 
 def _wrap_category(label: str) -> str:
-    return textwrap.fill(label, CATEGORY_LABEL_CHARS)
+    """Wrapped between words only: a hyphenated word ("as-shipped", a claim id) stays on one line while it fits."""
+    return textwrap.fill(label, CATEGORY_LABEL_CHARS, break_on_hyphens=False)
 
 
 def _text_length(text: Text, along_height: bool, renderer: Any) -> float:

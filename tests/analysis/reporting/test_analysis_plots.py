@@ -227,3 +227,10 @@ def test_past_ten_series_each_line_still_has_a_look_of_its_own() -> None:
                                          y="r", title="t", ylabel="r", rules=RULES)  # fmt: skip
     drawn = [(line.get_color(), line.get_marker()) for line in figure.axes[0].get_lines() if line.get_label() in names]
     assert len(set(drawn)) == 14
+
+
+def test_a_category_label_wraps_between_words_not_inside_a_hyphenated_one() -> None:
+    label = "003-wakeflag-ht-off* mmapsem [as-shipped], 4 copies"
+    lines = plots._wrap_category(label).splitlines()
+    assert len(lines) == 2 and "[as-shipped]," in lines[1]
+    assert all(len(line) <= plots.CATEGORY_LABEL_CHARS for line in lines)
