@@ -288,27 +288,23 @@ def test_a_machine_without_a_protocol_runs_on_any_gem5_named(tmp_path: Path) -> 
 
 def test_setup_builds_on_the_venv_python_when_started_on_another(monkeypatch: pytest.MonkeyPatch) -> None:
     """A clean clone's set-up starts on the system's python3; its build steps need .venv's packages,
-    so once the environment exists set-up hands itself over to .venv's python."""
+    so once the environment exists set-up goes on in .venv's python."""
     from lockstudy.commands import setup as setup_command
 
     calls: list[list[str]] = []
 
-    class Replaced(Exception):
-        pass
-
-    def fake_execv(path: str, argv: list[str]) -> None:
-        calls.append([path, *argv])
-        raise Replaced
+    def fake_run_in_venv(module: str, argv: list[str]) -> int:
+        calls.append([module, *argv])
+        return 0
 
     monkeypatch.setattr(setup_command, "install_debian_packages", lambda: None)
     monkeypatch.setattr(setup_command, "create_python_env", lambda: None)
-    monkeypatch.setattr(setup_command.os, "execv", fake_execv)
+    monkeypatch.setattr(setup_command, "run_in_venv", fake_run_in_venv)
+    monkeypatch.setattr(setup_command, "build_steps", lambda: pytest.fail("built on the system's python3"))
     monkeypatch.setattr(setup_command.sys, "prefix", "/usr")
     args = build_parser().parse_args(["setup", "--jobs", "3"])
-    with pytest.raises(Replaced):
-        setup_command.run_setup(args)
-    python = str(setup_command.venv_python())
-    assert calls == [[python, python, "-m", "lockstudy", "setup", "--jobs", "3"]]
+    assert setup_command.run_setup(args) == 0
+    assert calls == [["lockstudy", "setup", "--jobs", "3"]]
 
     # --no-build needs nothing from .venv: it finishes where it started.
     calls.clear()

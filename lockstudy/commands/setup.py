@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from analysis.command import run_in_venv
 from lockstudy import prereqs
 from lockstudy.console import CommandFailed, error, info, run, step
 from lockstudy.paths import VENV, venv_python
@@ -82,20 +83,6 @@ def running_in_venv() -> bool:
     return Path(sys.prefix).resolve() == VENV.resolve()
 
 
-def continue_in_venv(args: argparse.Namespace) -> None:
-    """Replace this process by the same set-up on .venv's python; never returns.
-
-    On a clean clone run.sh starts set-up on the system's python3, which has none of
-    the pinned packages the build steps use (pyelftools reads the struct layouts).
-    The steps already done are checked again and skipped, in seconds.
-    """
-    python = str(venv_python())
-    info(f"continuing on {python}")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(python, [python, "-m", "lockstudy", "setup", "--jobs", str(args.jobs)])
-
-
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "setup",
@@ -118,7 +105,11 @@ def run_setup(args: argparse.Namespace) -> int:
         install_debian_packages()
         create_python_env()
         if not args.no_build and not running_in_venv():
-            continue_in_venv(args)
+            # A clean clone's set-up starts on the system's python3, without the pinned packages the
+            # build steps use (pyelftools reads the struct layouts): the same set-up goes on in .venv,
+            # where the steps already done are checked again and skipped, in seconds.
+            info(f"continuing on {venv_python()}")
+            return run_in_venv("lockstudy", ["setup", "--jobs", str(args.jobs)])
         if not args.no_build:
             for name, build in build_steps():
                 step(name)
