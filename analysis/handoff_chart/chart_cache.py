@@ -103,10 +103,15 @@ def made_from(trace: Path, result_file: Path, lock: str, index: int | None, tick
     }
 
 
+def lock_slug(lock: str) -> str:
+    """A lock's name as a file name: `bench:lock` -> `bench_lock` (the chart files and the cache's folders)."""
+    return SLUG.sub("_", lock).strip("_")
+
+
 def folder(lock: str, index: int | None, tick: int | None) -> str:
     """The trace cache's folder of one lock's charts drawn by one choice of hand-off."""
     choice = f"index-{index}" if index is not None else f"tick-{tick}" if tick is not None else "median"
-    return f"{FOLDER}/{SLUG.sub('_', lock).strip('_')}-{choice}"
+    return f"{FOLDER}/{lock_slug(lock)}-{choice}"
 
 
 def kept(trace: Path, made: dict[str, Any], where: str) -> tuple[Rendered, HandoffFacts] | None:

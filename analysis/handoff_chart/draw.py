@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +27,6 @@ from lockstudy.paths import ROOT
 DEFAULT_OUT = "handoff-charts"  # inside the run folder
 # A CPU at 1 GHz when config.json gives no clock: only the locked-RMW pairing uses it.
 FALLBACK_CYCLE_TICKS = 1000
-SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 OK = "ok"  # result.json's status of a run that finished
@@ -104,7 +102,7 @@ def chart_of(run: TracedRun, run_dir: Path, index: int | None = None, tick: int 
 
 
 def file_stem(lock_name: str, handoff_index: int) -> str:
-    return f"{SLUG.sub('_', lock_name).strip('_')}-handoff-{handoff_index}"
+    return f"{chart_cache.lock_slug(lock_name)}-handoff-{handoff_index}"
 
 
 def _drawn(run: TracedRun, run_dir: Path, index: int | None, tick: int | None) -> tuple[Rendered, HandoffFacts]:
@@ -138,7 +136,7 @@ def draw(run_dir: Path, lock_name: str, index: int | None = None, tick: int | No
     made = chart_cache.made_from(run.trace, run.folder / RESULT_FILE, lock_name, index, tick)
     found = chart_cache.kept(run.trace, made, where)
     if found is None and not run.trace.is_file():
-        raise no_trace_error(run_dir, run)
+        raise no_trace_error(run_dir, run.trace, run.machine.hierarchy)
     try:
         if found is None:
             rendered, facts = _drawn(run, run_dir, index, tick)

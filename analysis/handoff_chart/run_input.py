@@ -84,7 +84,8 @@ def _shown(locks: list[str]) -> str:
     return ", ".join(locks[:LISTED_LOCKS_MAX]) + (f" and {more} more" if more > 0 else "")
 
 
-def _no_trace(run_dir: Path, trace: Path, hierarchy: str) -> HandoffInputError:
+def no_trace_error(run_dir: Path, trace: Path, hierarchy: str) -> HandoffInputError:
+    """Why a run without its trace cannot be drawn: not traced, or restored with a chart of other code."""
     if available(trace):
         return HandoffInputError(
             f"{run_dir}: no {TRACE_FILE}: this run was restored from the run archive, which keeps no trace, and the chart "
@@ -95,11 +96,6 @@ def _no_trace(run_dir: Path, trace: Path, hierarchy: str) -> HandoffInputError:
         f"{run_dir}: no {TRACE_FILE}: this run was not traced; trace one with gem5-configs/run.py --trace {option}, "
         f"or trace = \"{option}\" in the campaign's [[study]]"
     )
-
-
-def no_trace_error(run_dir: Path, run: TracedRun) -> HandoffInputError:
-    """Why a run without its trace cannot be drawn: not traced, or restored with a chart of other code."""
-    return _no_trace(run_dir, run.trace, run.machine.hierarchy)
 
 
 def open_run(run_dir: Path, lock_name: str, trace_required: bool = True) -> TracedRun:
@@ -116,7 +112,7 @@ def open_run(run_dir: Path, lock_name: str, trace_required: bool = True) -> Trac
         raise HandoffInputError(str(exc)) from None
     trace = folder / TRACE_FILE
     if trace_required and not trace.is_file():
-        raise _no_trace(run_dir, trace, machine.hierarchy)
+        raise no_trace_error(run_dir, trace, machine.hierarchy)
     locks = registered_locks(result) or console_locks(folder / CONSOLE_FILE) or bench_lock_from_system_map(result)
     if not locks:
         raise HandoffInputError(f"{folder / RESULT_FILE}: no lock registry (the guest printed none): no lock to chart")

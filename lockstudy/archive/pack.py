@@ -14,6 +14,7 @@ import json
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,7 @@ def scrub_worker_record(value: Any) -> Any:
     return value
 
 
+@lru_cache(maxsize=None)
 def trace_readers() -> tuple[str, ...]:
     """What the report makes from a trace (analysis/traffic/trace_cache.py): the lock attribution, the hot-line
     profile, and the teaching page's chart (the median hand-off of its lock, analysis/handoff_chart/chart_cache.py)."""
