@@ -7,29 +7,13 @@ analysis/analyze.py and analysis/reporting/report.py.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 from pathlib import Path
 
 from lockstudy.console import error
-from lockstudy.paths import ROOT, venv_python
+from lockstudy.paths import ROOT
+from lockstudy.venv import run_in_venv
 
 RUNS_FOLDER = "runs"  # a campaign results folder keeps one folder per run here (lockstudy/campaign/store.py)
-
-VENV_MODULES_CHECK = "import numpy, pandas, pyarrow"
-
-
-def venv_ready() -> bool:
-    python = venv_python()
-    return python.exists() and subprocess.run([str(python), "-c", VENV_MODULES_CHECK], capture_output=True).returncode == 0
-
-
-def run_in_venv(module: str, argv: list[str]) -> int:
-    if not venv_ready():
-        error("the Python environment (.venv with numpy, pandas, pyarrow) is missing: run ./run.sh setup")
-        return 1
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([str(venv_python()), "-m", module, *argv], cwd=os.getcwd(), env=env).returncode
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -22,6 +22,7 @@ from lockstudy.guest_output import parse_console
 from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.paths import DATA, ROOT, build_dir
 from lockstudy.qemu import QemuBoot, boot
+from lockstudy.venv import run_in_venv
 
 
 def settings(target: str) -> dict[str, Any]:
@@ -111,8 +112,6 @@ def bench_image(_args: argparse.Namespace) -> int:
 
 def bench_analysis(_args: argparse.Namespace) -> int:
     # The analysis needs pandas: it runs in .venv (analysis/bench.py).
-    from analysis.command import run_in_venv
-
     step("analysis: reading 1,000 runs' gem5 stats (generated, realistic size)")
     return run_in_venv("analysis.bench", [])
 

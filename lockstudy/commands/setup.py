@@ -10,15 +10,13 @@ import argparse
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 from typing import Callable
 
-from analysis.command import run_in_venv
 from lockstudy import prereqs
 from lockstudy.console import CommandFailed, error, info, run, step
 from lockstudy.paths import VENV, venv_python
+from lockstudy.venv import run_in_venv, running_in_venv
 
 REQUIREMENTS_STAMP = VENV / "lockstudy-requirements.sha256"
 
@@ -79,10 +77,6 @@ def create_python_env() -> None:
     REQUIREMENTS_STAMP.write_text(digest + "\n")
 
 
-def running_in_venv() -> bool:
-    return Path(sys.prefix).resolve() == VENV.resolve()
-
-
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "setup",
@@ -120,6 +114,3 @@ def run_setup(args: argparse.Namespace) -> int:
     step("setup complete; next: ./run.sh test")
     return 0
 
-
-def python_env_ready() -> bool:
-    return venv_python().exists() and subprocess.run([str(venv_python()), "-c", "import pytest"], capture_output=True).returncode == 0

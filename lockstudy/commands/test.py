@@ -6,7 +6,7 @@ import argparse
 import os
 import subprocess
 
-from lockstudy.commands.setup import python_env_ready
+from lockstudy.venv import TEST_MODULES, venv_has
 from lockstudy.console import error
 from lockstudy.paths import ROOT, venv_python
 
@@ -36,7 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_tests(args: argparse.Namespace) -> int:
-    if not python_env_ready():
+    if not venv_has(TEST_MODULES):
         error("the Python environment is missing: run ./run.sh setup first")
         return 1
     extra = [a for a in args.pytest_args if a != "--"] if args.pytest_args else []

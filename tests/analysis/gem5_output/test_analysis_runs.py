@@ -14,6 +14,7 @@ from analysis import analyze, command, synthetic
 from analysis.gem5_output.config_reader import ConfigError, machine_facts, read_config
 from analysis.gem5_output.runs import NOT_DECLARED, MissingStatError, discover_runs, load_results
 from analysis.gem5_output.stat_rules import load_rules
+from lockstudy import venv
 from lockstudy.paths import ROOT
 
 MEMBUS = "board.cache_hierarchy.membus"
@@ -201,6 +202,6 @@ def test_run_sh_analyze_in_the_venv(tmp_path: Path) -> None:
 
 
 def test_without_venv_says_run_setup(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(command, "venv_python", lambda: tmp_path / "no-venv" / "python")
+    monkeypatch.setattr(venv, "venv_python", lambda: tmp_path / "no-venv" / "python")
     assert command.run_in_venv("analysis.analyze", [str(tmp_path)]) == 1
     assert "run ./run.sh setup" in capsys.readouterr().err
