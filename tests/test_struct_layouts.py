@@ -21,9 +21,9 @@ from lockstudy.kernel import source, specs
 from lockstudy.kernel.build import BUILD_INFO, BuildMissing, build_environment, plan_build, require_build
 from lockstudy.kernel.layout.dwarf import read_variables
 from lockstudy.kernel.layout.make import is_current
-from lockstudy.kernel.layout.members import SCALAR, STRUCT, Member, fields_between, fields_on_line
-from lockstudy.kernel.layout.requests import REQUESTS_FILE, LayoutError, load_requests
-from lockstudy.kernel.layout.store import LAYOUT_FILE, CacheLayout, StructLayouts, read_layouts, write_layouts
+from lockstudy.kernel.layout.members import ARRAY, SCALAR, STRUCT, Member, fields_between, fields_in_variable, fields_on_line
+from lockstudy.kernel.layout.requests import REQUESTS_FILE, LayoutError, load_requests, load_variable_requests
+from lockstudy.kernel.layout.store import LAYOUT_FILE, CacheLayout, StructLayouts, VariableLayout, read_layouts, write_layouts
 from lockstudy.kernel.target import availability
 
 TYPES = Path(__file__).parent / "fixtures" / "layout" / "types.c"
@@ -101,12 +101,24 @@ def test_a_line_past_the_struct_reaches_into_the_next_object(outer: Member) -> N
     assert fields_on_line(outer, 128, 64, 160) == "name[16..19], after; (past the struct); next object: flags, a, b; sem.{count, lock}; sem.waiters.next"
 
 
+def test_a_variable_names_its_fields_and_nothing_past_its_end(outer: Member) -> None:
+    # a variable holds nothing past its 144 bytes, and a line may begin before it
+    assert fields_in_variable(outer, 128, 192) == "name[16..19], after"
+    assert fields_in_variable(outer, -48, 16) == "flags, a, b; sem.count"
+    # an array variable: its elements by index, a cut one opened
+    slots = Member(None, 0, 3 * outer.size, ARRAY, element=outer, count=3)
+    assert fields_in_variable(slots, outer.size - 8, outer.size + 8) == "[0].after; [1].{flags, a, b}"
+    assert fields_in_variable(slots, 0, 3 * outer.size) == "[0..2]"
+
+
 def test_a_layout_file_round_trips_and_a_damaged_one_is_named(outer: Member, tmp_path: Path) -> None:
-    layouts = StructLayouts("build-1", "sha", 2, {"outer_cache": CacheLayout("outer_cache", "struct outer", outer)})
+    variables = {"outer_var": VariableLayout("outer_var", "kernel/outer.c", outer)}
+    layouts = StructLayouts("build-1", "sha", 3, {"outer_cache": CacheLayout("outer_cache", "struct outer", outer)}, variables)
     path = write_layouts(tmp_path, layouts)
     again = read_layouts(path)
     assert again == layouts
     assert again.fields_on_line("outer_cache", 8, 32, 160) == "sem" and again.fields_on_line("kmalloc-64", 0, 64, 64) is None
+    assert again.variable_fields("outer_var", 128, 64) == "name[16..19], after" and again.variable_fields("jiffies", 0, 64) is None
     damaged = tmp_path / "damaged" / LAYOUT_FILE
     damaged.parent.mkdir()
     damaged.write_text(json.dumps({"build_id": "x", "requests_sha256": "y", "recipe": 2, "caches": {"c": {"type": "struct c", "layout": {"name": None, "offset": 0, "size": 8, "kind": "blob"}}}}))
@@ -121,19 +133,26 @@ def test_a_layout_file_round_trips_and_a_damaged_one_is_named(outer: Member, tmp
         ("[cache.dentry]\ntype = 'dentry'\nheader = '<linux/dcache.h>'\n", r"\[cache.dentry\]: type = 'dentry' is not `struct <name>`"),
         ("[cache.x]\ntype = 'struct x'\nheader = '../../etc/x.h'\n", r"\[cache.x\]: header = '../../etc/x.h' is neither"),
         ("[caches.x]\n", r"unknown table\(s\) \['caches'\]"),
+        ("[variable.runqueues]\nfile = 'kernel/sched/core.c'\n", r"\[variable.runqueues\]: needs exactly the field defined_in, has \['file'\]"),
+        ("[variable.runqueues]\ndefined_in = 'kernel/sched/sched.h'\n", r"\[variable.runqueues\]: defined_in = 'kernel/sched/sched.h' is not a .c file"),
+        ("[variable.x]\ndefined_in = '../x.c'\n", r"\[variable.x\]: defined_in = '../x.c' is not"),
+        ("[variable.'run-queues']\ndefined_in = 'kernel/sched/core.c'\n", r"\[variable.run-queues\]: a variable is a C identifier"),
         ("[cache.x\n", r"not valid TOML"),
     ],
 )
 def test_a_bad_data_file_is_named_by_file_cache_and_field(tmp_path: Path, text: str, message: str) -> None:
     bad = tmp_path / "struct_layouts.toml"
     bad.write_text(text)
+    read = load_variable_requests if text.startswith("[variable") else load_requests
     with pytest.raises(LayoutError, match=re.escape(str(bad)) + ".*" + message):
-        load_requests(bad)
+        read(bad)
 
 
 def test_the_shipped_data_file_loads() -> None:
     requests = load_requests()
     assert {"dentry", "ext2_inode_cache", "mm_struct", "files_cache", "task_struct"} <= {request.cache for request in requests}
+    variables = {request.symbol: request for request in load_variable_requests()}
+    assert variables["runqueues"].object_file == "kernel/sched/core.o" and "qnodes" in variables
 
 
 # -- every kernel build: its layouts, checked against offsetof() in its own object tree ------------------------------
@@ -174,9 +193,8 @@ def kernel_offsets(build: str, tmp_path: Path) -> dict[str, int]:
     return {name: int(value) for name, value in SYMBOL.findall((tmp_path / "offsets.s").read_text())}
 
 
-@pytest.mark.kernel
-@pytest.mark.parametrize("build", AVAILABLE)
-def test_each_kernel_build_has_layouts_that_match_its_own_offsetof(build: str, tmp_path: Path) -> None:
+def built_layouts(build: str) -> StructLayouts:
+    """The build's struct-layouts.json, which set-up made for its build id from today's data file."""
     try:
         out = require_build(BUILDS[build])
     except BuildMissing as exc:
@@ -185,6 +203,13 @@ def test_each_kernel_build_has_layouts_that_match_its_own_offsetof(build: str, t
     assert is_current(out, build_id, REQUESTS_FILE), f"{out / LAYOUT_FILE}: missing or stale: run ./run.sh setup"
     layouts = read_layouts(out / LAYOUT_FILE)
     assert layouts.build_id == build_id
+    return layouts
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("build", AVAILABLE)
+def test_each_kernel_build_has_layouts_that_match_its_own_offsetof(build: str, tmp_path: Path) -> None:
+    layouts = built_layouts(build)
     expected = kernel_offsets(build, tmp_path)
     for index, (cache, _type_name, member) in enumerate(CHECKED):
         assert member_at(layouts.caches[cache].layout, member)[0] == expected[f"OFF_{index}"], f"{build}: {cache} {member}"
@@ -196,15 +221,70 @@ def test_each_kernel_build_has_layouts_that_match_its_own_offsetof(build: str, t
     assert "d_lockref" in (layouts.fields_on_line("dentry", line_start, 64, layouts.caches["dentry"].layout.size) or "")
 
 
+# (variable, its defining file, a member of its type or None): read by typeof() from the whole file, checked
+# against sizeof() and offsetof() of the same variable compiled in the same file
+CHECKED_VARIABLES = [
+    ("runqueues", "kernel/sched/core.c", "nr_running"),
+    ("lockstudy_cna_nodes", "kernel/locking/lockstudy_spinlock.c", None),
+    ("tk_core", "kernel/time/timekeeping.c", "timekeeper"),
+]
+
+
+def variable_offsets(build: str, tmp_path: Path) -> dict[str, int]:
+    """sizeof() of each CHECKED_VARIABLES entry and offsetof() of its member, compiled inside its own file (asm-offsets' way)."""
+    plan = plan_build(BUILDS[build])
+    tree = source.tree_dir(plan.source, plan.series)
+    object_dir = tree / "obj" / build
+    units = []
+    for index, (symbol, defined_in, member) in enumerate(CHECKED_VARIABLES):
+        if not (object_dir / defined_in.replace(".c", ".o")).is_file():
+            continue
+        lines = ["#undef MODULE", f'#include "{tree / "src" / defined_in}"', "#include <linux/kbuild.h>", f"void lockstudy_offsets_{index}(void)", "{"]
+        lines.append(f"\tDEFINE(SIZE_{symbol}, sizeof({symbol}));")
+        if member is not None:
+            lines.append(f"\tDEFINE(OFF_{symbol}, offsetof(typeof({symbol}), {member}));")
+        (tmp_path / f"variable_{index}.c").write_text("\n".join(lines) + "\n}\n")
+        units.append(f"variable_{index}")
+    if not units:
+        return {}
+    (tmp_path / "Kbuild").write_text("obj-m := " + " ".join(f"{unit}.o" for unit in units) + "\n")
+    subprocess.run(
+        ["make", "-C", str(tree / "src"), f"O={object_dir}", f"M={tmp_path}", *(f"{unit}.s" for unit in units)],
+        env=build_environment(plan), check=True, capture_output=True,
+    )  # fmt: skip
+    return {name: int(value) for unit in units for name, value in SYMBOL.findall((tmp_path / f"{unit}.s").read_text())}
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("build", AVAILABLE)
+def test_each_kernel_builds_variables_match_their_own_sizeof(build: str, tmp_path: Path) -> None:
+    layouts = built_layouts(build)
+    expected = variable_offsets(build, tmp_path)
+    for symbol, _defined_in, member in CHECKED_VARIABLES:
+        if f"SIZE_{symbol}" not in expected:
+            assert symbol not in layouts.variables, f"{build}: {symbol} has a layout, but its file is not in the build"
+            continue
+        layout = layouts.variables[symbol].layout
+        assert layout.size == expected[f"SIZE_{symbol}"], f"{build}: sizeof {symbol}"
+        if member is not None:
+            assert member_at(layout, member)[0] == expected[f"OFF_{symbol}"], f"{build}: {symbol}.{member}"
+    # rq's first line holds its lock (empty in a UP build) and nr_running, as the scheduler lays it out
+    if "runqueues" in layouts.variables:
+        assert "nr_running" in (layouts.variable_fields("runqueues", 0, 64) or "")
+
+
 @pytest.mark.kernel
 def test_a_probe_that_does_not_compile_is_named_with_makes_last_lines() -> None:
-    from lockstudy.kernel.layout.probe import compile_probe
-    from lockstudy.kernel.layout.requests import LayoutRequest
+    from lockstudy.kernel.layout.probe import compile_probe, probe_units
+    from lockstudy.kernel.layout.requests import LayoutRequest, VariableRequest
 
     plan = plan_build(BUILDS["smp"])
     tree = source.tree_dir(plan.source, plan.series)
-    moved = [LayoutRequest("thing", "struct thing", "<linux/no_such_header.h>")]
+    moved = probe_units([LayoutRequest("thing", "struct thing", "<linux/no_such_header.h>")], [], tree / "src")
     with pytest.raises(LayoutError, match=r"(?s)did not compile.*no_such_header\.h"):
-        compile_probe(moved, tree / "src", tree / "obj" / "smp", plan.make_variables, build_environment(plan), lambda probe: probe)
+        compile_probe(moved, tree / "src", tree / "obj" / "smp", plan.make_variables, build_environment(plan), lambda unit, probe: probe)
     with pytest.raises(LayoutError, match="no configured object tree"):
-        compile_probe(moved, tree / "src", tree / "obj" / "no-such-build", plan.make_variables, build_environment(plan), lambda probe: probe)
+        compile_probe(moved, tree / "src", tree / "obj" / "no-such-build", plan.make_variables, build_environment(plan), lambda unit, probe: probe)
+    renamed = probe_units([], [VariableRequest("no_such_variable", "kernel/smp.c")], tree / "src")
+    with pytest.raises(LayoutError, match=r"(?s)did not compile.*no_such_variable"):
+        compile_probe(renamed, tree / "src", tree / "obj" / "smp", plan.make_variables, build_environment(plan), lambda unit, probe: probe)

@@ -27,7 +27,7 @@ from analysis.gem5_output.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 from analysis.hotlines import symbols
 from analysis.hotlines.classic import check_against_stats
 from analysis.hotlines.errors import HotlinesError
-from analysis.hotlines.fields import layouts_for, slab_fields
+from analysis.hotlines.fields import layouts_for, slab_fields, variable_fields
 from analysis.hotlines.profile import RoiProfile
 from analysis.hotlines.rules import load_rules
 from analysis.hotlines.traces import CLASSIC, HotlineJob, profile_all
@@ -46,7 +46,7 @@ COLUMNS = ["study", "config", "rank", "line", "symbol", "offset", "fields", "req
 @dataclass(frozen=True)
 class RunNamer:
     """Names the lines of one run: its kernel's System.map (if still there), its registered locks, each ROI's
-    memory map, and its kernel's struct layouts (the fields of a slab line)."""
+    memory map, and its kernel's struct layouts (the fields of a slab or variable line)."""
 
     line_bytes: int
     symbol_table: symbols.SymbolTable | None
@@ -61,8 +61,9 @@ class RunNamer:
         return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks, self._memory(roi))
 
     def fields(self, line: int, roi: int = 0) -> str:
-        """The fields of the slab object on the line ("" when none are known: fields.py)."""
-        return slab_fields(self.layouts, self._memory(roi), line, self.line_bytes)
+        """The fields of the slab object or kernel variable on the line ("" when none are known: fields.py)."""
+        memory = self._memory(roi)
+        return slab_fields(self.layouts, memory, line, self.line_bytes) or variable_fields(self.layouts, self.symbol_table, memory, line, self.line_bytes)
 
 
 def memory_maps(result: dict[str, Any], where: str) -> tuple[symbols.MemoryMap | None, ...]:

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 from lockstudy.console import info
-from lockstudy.kernel.layout.probe import compile_probe, variable_name
-from lockstudy.kernel.layout.requests import REQUESTS_FILE, LayoutError, load_requests, requests_digest
-from lockstudy.kernel.layout.store import LAYOUT_FILE, LAYOUT_RECIPE, CacheLayout, StructLayouts, write_layouts
+from lockstudy.kernel.layout.members import Member
+from lockstudy.kernel.layout.probe import ProbeUnit, compile_probe, kernel_variable_name, probe_units, variable_name
+from lockstudy.kernel.layout.requests import REQUESTS_FILE, LayoutError, load_requests, load_variable_requests, requests_digest
+from lockstudy.kernel.layout.store import LAYOUT_FILE, LAYOUT_RECIPE, CacheLayout, StructLayouts, VariableLayout, write_layouts
 
 
 def is_current(out_dir: Path, build_id: str, requests_file: Path = REQUESTS_FILE) -> bool:
@@ -40,14 +41,25 @@ def make_layouts(
     from lockstudy.kernel.layout.dwarf import read_variables
 
     requests = load_requests(requests_file)
-    names = [variable_name(index) for index in range(len(requests))]
-    found = compile_probe(requests, source_tree, object_dir, make_variables, env, lambda probe: read_variables(probe, names))
+    variables = load_variable_requests(requests_file)
+    # A variable whose file this build does not compile (another config: qspinlock.c in a UP build) is not in its vmlinux.
+    compiled = [variable for variable in variables if (object_dir / variable.object_file).is_file()]
+
+    def read(unit: ProbeUnit, probe: Path) -> dict[str, Member]:
+        return read_variables(probe, list(unit.variables))
+
+    units = probe_units(requests, compiled, source_tree)
+    found: dict[str, Member] = {}
+    for members in compile_probe(units, source_tree, object_dir, make_variables, env, read).values():
+        found.update(members)
     layouts = StructLayouts(
         build_id,
         requests_digest(requests_file),
         LAYOUT_RECIPE,
-        {request.cache: CacheLayout(request.cache, request.type_name, found[variable]) for request, variable in zip(requests, names)},
+        {request.cache: CacheLayout(request.cache, request.type_name, found[variable_name(index)]) for index, request in enumerate(requests)},
+        {v.symbol: VariableLayout(v.symbol, v.defined_in, found[kernel_variable_name(v.symbol)]) for v in compiled},
     )
     path = write_layouts(out_dir, layouts)
-    info(f"[{name}] struct layouts of {len(requests)} slab cache(s): {path.name}")
+    left_out = f" (not in this build: {', '.join(v.symbol for v in variables if v not in compiled)})" if len(compiled) < len(variables) else ""
+    info(f"[{name}] struct layouts of {len(requests)} slab cache(s) and {len(compiled)} variable(s){left_out}: {path.name}")
     return path

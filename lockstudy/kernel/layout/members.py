@@ -164,3 +164,17 @@ def fields_on_line(layout: Member, offset: int, line_bytes: int, stride: int) ->
         following = fields_between(layout, 0, offset + line_bytes - stride)
         text = GROUP_SEPARATOR.join(part for part in (text, NEXT_OBJECT + following) if part)
     return text
+
+
+def fields_in_variable(layout: Member, start: int, end: int) -> str:
+    """The fields of bytes [start, end) of a kernel variable of this type (start may be negative: the line begins
+    before it). An array's elements are named by index (`[2].mcs.{next, locked}`). Bytes past the variable name
+    nothing: they are another symbol's, and the line's name lists it."""
+    found = _Found()
+    start, end = max(start, 0), min(end, layout.size)
+    if start < end:
+        if layout.kind == ARRAY and layout.element is not None and layout.element.size > 0:
+            _walk_array(layout, 0, start, end, (), found)
+        else:
+            _walk(layout.members, 0, start, end, (), found)
+    return render(found.entries)
