@@ -335,6 +335,12 @@ def test_a_campaign_runs_in_chunks_of_studies() -> None:
     assert {s.study for s in chunk.runs} == {s.study for s in campaign.runs} - {"padding-dbench"}
     only = select_studies(campaign, ["kbench-bus", "lockref-8nodes"], [])
     assert {s.study for s in only.runs} == {"kbench-bus", "lockref-8nodes"}
+    # the studies run in the order given, not the file's; each study's runs in the file's order
+    given = select_studies(campaign, ["ptlock-spinlock-8nodes", "numa-spinlock-2nodes"], [])
+    studies = [spec.study for spec in given.runs]
+    assert studies == sorted(studies, key=["ptlock-spinlock-8nodes", "numa-spinlock-2nodes"].index)
+    in_file = [spec for spec in campaign.runs if spec.study == "ptlock-spinlock-8nodes"]
+    assert [spec for spec in given.runs if spec.study == "ptlock-spinlock-8nodes"] == in_file
     with pytest.raises(CampaignError, match=r"no study 'nonsense' \(studies: "):
         select_studies(campaign, ["nonsense"], [])
 

@@ -82,7 +82,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--partition", help="slurm: the partition to submit to")
     parser.add_argument("--results", type=Path, help="results root (default: $LOCKSTUDY_RESULTS or results/raw)")
     parser.add_argument("--only-study", action="append", default=[], metavar="STUDY",
-                        help="run only this study's runs (repeatable): a chunk of a long campaign")
+                        help="run only this study's runs (repeatable: the studies run in the order given): a chunk of a long campaign")
     parser.add_argument("--skip-study", action="append", default=[], metavar="STUDY",
                         help="leave this study's runs for a later launch (repeatable), e.g. runs longer than what is left of a session")
     parser.add_argument("--only-boot", action="append", default=[], metavar="ARG",
@@ -204,12 +204,18 @@ def run_campaign_command(args: argparse.Namespace) -> int:
 
 
 def select_studies(campaign: Campaign, only: list[str], skip: list[str]) -> Campaign:
-    """The campaign with only the runs of the chosen studies (the others stay as they are in the store)."""
+    """The campaign with only the runs of the chosen studies (the others stay as they are in the store).
+
+    Chosen studies run in the order they are given (each study's runs in the file's order): one launch
+    can take a session's chunk in the order that matters most, and its pool never waits between them."""
     known = {spec.study for spec in campaign.runs}
     unknown = sorted(set(only + skip) - known)
     if unknown:
         raise CampaignError(f"{campaign.path}: no study {', '.join(map(repr, unknown))} (studies: {', '.join(sorted(known))})")
     runs = [spec for spec in campaign.runs if (not only or spec.study in only) and spec.study not in skip]
+    if only:
+        order = {study: index for index, study in enumerate(dict.fromkeys(only))}
+        runs.sort(key=lambda spec: order[spec.study])  # stable: a study's runs keep the file's order
     return dataclasses.replace(campaign, runs=runs)
 
 
