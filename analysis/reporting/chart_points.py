@@ -5,7 +5,9 @@ repeats (analysis/statistics/pooling.py check_groups refuses anything
 else, naming the keys the runs differ in). A chart line is named by what
 tells its runs apart at one size: the kernel build, a boot switch or the
 CPU model, a run-spec parameter (kbench's placement=shared|padded), the
-thread count where it is not the CPUs'.
+thread count where it is not the CPUs'. A chart's x axis is the CPUs,
+or the workload's copies where those, not the machine, are its size
+(`throughput_x`).
 """
 
 from __future__ import annotations
@@ -40,16 +42,34 @@ def mean_and_interval_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd
     return pd.DataFrame(rows, columns=[*keys, value, "ci_low", "ci_high"])
 
 
-def throughput_series(rows: pd.DataFrame, series: str) -> pd.Series:
-    """Each run's line in a throughput chart: its variant or boot, with its kernel build where the rows
-    hold several, any TELLING_COLUMNS value or run-spec parameter that tells runs apart at one size
-    ("cna, roi_cpu=o3", "qspinlock, placement=shared"), and its thread count where it runs fewer copies
-    than CPUs (pft's 1-thread point on a 2-CPU node): other configurations, never one mean."""
+# A throughput chart's x axis: the column that is the size, and how the axis names it.
+SIZE_AXES = {"cpus": "CPUs", "copies": "copies (the workload's threads, clients or processes)"}
+
+
+def throughput_x(rows: pd.DataFrame) -> str:
+    """A throughput chart's size axis: "copies" where the workload's copies, not the machine, are its size
+    (pft runs 1 and 2 threads on one 2-CPU node, and its threads, as the seed's, go 1, 2, 4 ... 32, the
+    machine sized to them), else "cpus". Every row must give its copies; at one CPU count, some runs
+    must run other copies than others. A workload whose copies follow the CPUs (kbench) or stay fixed
+    while the CPUs grow (fsmix's 8 threads on 1 to 8 CPUs) keeps the CPUs."""
+    if "copies" not in rows or rows["copies"].isna().any():
+        return "cpus"
+    return "copies" if bool((rows.groupby("cpus")["copies"].nunique() > 1).any()) else "cpus"
+
+
+def throughput_series(rows: pd.DataFrame, series: str, x: str = "cpus") -> pd.Series:
+    """Each run's line in a throughput chart against size `x` (`throughput_x`): its variant or boot, with
+    its kernel build where the rows hold several, any TELLING_COLUMNS value or run-spec parameter that
+    tells runs apart at one size ("cna, roi_cpu=o3", "qspinlock, placement=shared"), and the other size:
+    against CPUs, the thread count where a run has fewer copies than CPUs (pft's 1-thread point on a
+    2-CPU node); against copies, the CPUs where one copies count ran on several. Other
+    configurations, never one mean."""
     builds = rows["kernel_build"].nunique(dropna=False) > 1 if "kernel_build" in rows else False
     parameters = [run_parameters(spec, roi) for spec, roi in zip(rows.get("run_spec", pd.Series("", index=rows.index)),
                                                                     rows.get("roi", pd.Series(0, index=rows.index)))]  # fmt: skip
-    telling = telling_parameters(rows, series, parameters)
-    columns = [column for column in TELLING_COLUMNS if column != series and column in rows and _varies_within(rows, series, column)]
+    telling = telling_parameters(rows, series, parameters, x)
+    columns = [column for column in TELLING_COLUMNS if column != series and column in rows and _varies_within(rows, series, column, x)]
+    cpus_tell = x == "copies" and _varies_within(rows, series, "cpus", x)
     labels = []
     for row, params in zip(rows.itertuples(index=False), parameters):
         label = str(getattr(row, series))
@@ -61,24 +81,26 @@ def throughput_series(rows: pd.DataFrame, series: str) -> pd.Series:
         copies = getattr(row, "copies", None)
         # fewer, not more: a spec that runs more copies than the smaller sizes' CPUs (fsmix's 8
         # threads from 1 to 8 CPUs) is one line, whose copies do not follow the size
-        if copies is not None and pd.notna(copies) and float(copies) < float(row.cpus):
+        if x == "cpus" and copies is not None and pd.notna(copies) and float(copies) < float(row.cpus):
             label += f", {float(copies):g} thread(s)"
+        if cpus_tell:
+            label += f", {float(row.cpus):g} CPUs"
         labels.append(label)
     return pd.Series(labels, index=rows.index, dtype=object)
 
 
-def _varies_within(rows: pd.DataFrame, series: str, column: str) -> bool:
-    return bool((rows.groupby([series, "cpus"])[column].nunique(dropna=False) > 1).any())
+def _varies_within(rows: pd.DataFrame, series: str, column: str, x: str) -> bool:
+    return bool((rows.groupby([series, x])[column].nunique(dropna=False) > 1).any())
 
 
-def telling_parameters(rows: pd.DataFrame, series: str, parameters: list[dict[str, str]]) -> list[str]:
-    """The run-spec parameters that tell runs of one series value at one size apart (kbench's
+def telling_parameters(rows: pd.DataFrame, series: str, parameters: list[dict[str, str]], x: str = "cpus") -> list[str]:
+    """The run-spec parameters that tell runs of one series value at one size `x` apart (kbench's
     placement=shared|padded): a chart line per value, never one mean over both. A parameter that only
     follows the size (pft's threads) or the series (kbench's variant) tells nothing and is left out."""
     names: set[str] = set()
     groups: dict[tuple[str, float], list[dict[str, str]]] = {}
-    for value, cpus, params in zip(rows[series], rows["cpus"], parameters):
-        groups.setdefault((str(value), float(cpus)), []).append(params)
+    for value, size, params in zip(rows[series], rows[x], parameters):
+        groups.setdefault((str(value), float(size)), []).append(params)
     for members in groups.values():
         for name in {name for params in members for name in params}:
             if len({params.get(name) for params in members}) > 1:

@@ -84,6 +84,12 @@ SERIES_COLOURS = [f"C{index}" for index in range(10)]  # matplotlib's default cy
 # Past ten series the colours come round again: each round its own marker, so no two lines look alike
 # (seed 001's dd chart has 14: boot switches x CPU models).
 SERIES_MARKERS = [MARKER, "s", "^", "D", "v"]
+# A series of one point drawn under a later series' marker (the same value at the same size: seed
+# 002's as-shipped HBO and test-and-set at 4 threads, both 118,300 faults/s) gets a ring of its own
+# colour around it, one step wider per series hidden there, so that no series is in the legend alone.
+HIDDEN_RING_SIZE = 13.0  # points: the innermost ring, twice a marker (matplotlib's lines.markersize 6)
+HIDDEN_RING_STEP = 5.0  # points wider for each further hidden series
+HIDDEN_RING_EDGE = 1.5  # points: the ring's line
 BAR_WIDTH = 0.8  # fraction of the slot a category's bar (or bar group) takes
 GRID_ALPHA = 0.3  # faint grid behind the data
 LEGEND_BESIDE_PANEL = (1.02, 1.0)  # axes fraction: just right of the last panel, level with its top
@@ -454,6 +460,37 @@ def _draw_lines_panel(
     return log, cut
 
 
+def _ring_hidden_points(ax: Axes, lines: list[_Line]) -> int:
+    """Ring the point of each one-point measured line that a later measured line's marker covers (their
+    centres closer than a marker on the finished figure): a line of two or more points shows itself by
+    its segments. The number of rings drawn. Call it once the layout is final: it reads where the
+    points are on the page."""
+    measured = [line for line in lines if not line.dashed]
+    marker_pixels = matplotlib.rcParams["lines.markersize"] * ax.figure.dpi / POINTS_PER_INCH
+    limits = ax.get_xlim(), ax.get_ylim()
+
+    def finite(line: _Line) -> list[tuple[float, float]]:
+        return [(px, py) for px, py in line.points if math.isfinite(px) and math.isfinite(py)]
+
+    rings: dict[tuple[int, int], int] = {}  # a spot on the page -> the rings drawn there
+    for index, line in enumerate(measured):
+        points = finite(line)
+        if len(points) != 1:
+            continue
+        here = ax.transData.transform(points[0])
+        later = [ax.transData.transform(point) for other in measured[index + 1:] for point in finite(other)]
+        if not any(math.dist(here, there) < marker_pixels for there in later):
+            continue
+        spot = (round(float(here[0])), round(float(here[1])))
+        size = HIDDEN_RING_SIZE + HIDDEN_RING_STEP * rings.get(spot, 0)
+        rings[spot] = rings.get(spot, 0) + 1
+        ax.plot(*zip(points[0]), linestyle="none", marker=line.marker, markersize=size, markerfacecolor="none",
+                markeredgecolor=line.colour, markeredgewidth=HIDDEN_RING_EDGE)  # fmt: skip
+    ax.set_xlim(limits[0])
+    ax.set_ylim(limits[1])
+    return sum(rings.values())
+
+
 def _peak(line: _Line) -> float:
     finite = [y for _, y in line.points if math.isfinite(y)]
     return max(finite) if finite else math.nan
@@ -512,6 +549,7 @@ def draw_lines_vs_size(
     axes[-1].legend(handles, labels, title=series, loc="upper left", bbox_to_anchor=LEGEND_BESIDE_PANEL)
     _keep_axes_width(figure, axes[0], rules.min_axes_width_inches)
     _fit_texts(figure, heading)
+    rings = sum(_ring_hidden_points(ax, panel) for ax, panel in zip(axes, [main, own]))
 
     alt = (
         f"Line plot: {ylabel} against {xlabel or x} ({', '.join(_label(s) for s in sizes)}, log2 axis), "
@@ -523,6 +561,8 @@ def draw_lines_vs_size(
         alt += " Whiskers: each point's confidence interval, where it has one (two or more runs)."
     if any(cut for _, cut in drawn):
         alt += " A whisker whose interval reaches 0 or below runs to the bottom of its logarithmic axis."
+    if rings:
+        alt += " A ring in a line's colour marks its one point where another line's point covers it (the same value)."
     alt += _lines_rules_alt(apart, measured, logs, rules)
     return figure, alt
 

@@ -43,7 +43,7 @@ from analysis.lock_budget.rules import load_budget
 from analysis.lock_budget.section import budget_section
 from analysis.model_comparison.section import model_comparison_section
 from analysis.reporting import discussion, plots
-from analysis.reporting.chart_points import mean_and_interval_by, mean_by, throughput_series
+from analysis.reporting.chart_points import SIZE_AXES, mean_and_interval_by, mean_by, throughput_series, throughput_x
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
 from analysis.seed_verdicts import seed_comparison, seed_evidence, seeds, upstream_moves
@@ -125,7 +125,8 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         "a workload that times no window of its own is shown per simulated second of the ROI (`ops_per_sim_s`), "
         "and its y axis says so. Untraced runs only (traced runs serve the per-lock attribution), the mean of "
         "each size's runs, with its confidence interval as whiskers where there are two or more runs (Student t; "
-        "the rates table below gives n and the interval)."
+        "the rates table below gives n and the interval). The x axis is the CPUs, or the workload's copies where "
+        "those are its size and the machine is sized to them (pft's threads, as in the seed's curve)."
     )
     for (machine, testcase), group in table.groupby(["machine", "testcase"]):
         if str(testcase).startswith(CALIBRATION_PREFIX):
@@ -135,15 +136,16 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
             continue
         series = "variant" if testcase == KBENCH else "boot_args"
         labelled = group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot"))
-        labelled = labelled.assign(**{series: throughput_series(labelled, series)})
-        points = mean_and_interval_by(labelled, [series, "cpus"], rate)
-        if points["cpus"].nunique() < 2:
-            continue
+        size = throughput_x(labelled)
+        labelled = labelled.assign(**{series: throughput_series(labelled, series, size)})
+        points = mean_and_interval_by(labelled, [series, size], rate)
+        if points.groupby(series)[size].nunique().max() < 2:
+            continue  # no line has two sizes: the rates table below says all the chart would
         section.figures.append(
             plots.lines_vs_size(
-                points, y=rate, x="cpus", series=series,
+                points, y=rate, x=size, series=series,
                 title=f"{machine}, {testcase}: throughput", ylabel=f"{rate} ({source})",
-                path_stem=out / FIGURES / f"throughput-{machine}-{testcase}", xlabel="CPUs", interval=("ci_low", "ci_high"),
+                path_stem=out / FIGURES / f"throughput-{machine}-{testcase}", xlabel=SIZE_AXES[size], interval=("ci_low", "ci_high"),
             )  # fmt: skip
         )
     if not section.figures:

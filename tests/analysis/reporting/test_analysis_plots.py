@@ -229,6 +229,28 @@ def test_past_ten_series_each_line_still_has_a_look_of_its_own() -> None:
     assert len(set(drawn)) == 14
 
 
+def test_a_one_point_line_under_another_lines_point_gets_a_ring_of_its_colour() -> None:
+    """Seed 002's as-shipped HBO and test-and-set at 4 threads are both 118,300 faults/s: HBO's only point
+    was drawn under test-and-set's, and HBO was in the legend with nothing to show for it."""
+    table = pd.DataFrame({
+        "variant": ["hbo", "tas", "tas-ptlock", "tas-ptlock", "tas-ptlock"], "cpus": [4, 4, 1, 4, 16],
+        "rate": [118300.0, 118296.7, 47000.0, 109600.0, 79500.0],
+    })  # fmt: skip
+    figure, alt = plots.draw_lines_vs_size(table, y="rate", title="t", ylabel="faults per s", rules=RULES)
+    rings = [line for line in figure.axes[0].get_lines() if line.get_markerfacecolor() == "none"]
+    hbo = next(line for line in figure.axes[0].get_lines() if line.get_label() == "hbo")
+    assert [(ring.get_markeredgecolor(), tuple(map(float, ring.get_xydata()[0]))) for ring in rings] == [(hbo.get_color(), (4.0, 118300.0))]
+    assert rings[0].get_markersize() > plots.matplotlib.rcParams["lines.markersize"]
+    assert "A ring" in alt
+    # apart on the page, or a line of several points (its segments show it): no ring
+    apart = table.assign(rate=[60000.0, 118296.7, 47000.0, 109600.0, 79500.0])
+    _, plain = plots.draw_lines_vs_size(apart, y="rate", title="t", ylabel="faults per s", rules=RULES)
+    under = pd.concat([table, pd.DataFrame({"variant": ["hbo"], "cpus": [16], "rate": [79500.0]})], ignore_index=True)
+    figure, covered = plots.draw_lines_vs_size(under, y="rate", title="t", ylabel="faults per s", rules=RULES)
+    assert "A ring" not in plain and "A ring" not in covered
+    assert not [line for line in figure.axes[0].get_lines() if line.get_markerfacecolor() == "none"]
+
+
 def test_a_category_label_wraps_between_words_not_inside_a_hyphenated_one() -> None:
     label = "003-wakeflag-ht-off* mmapsem [as-shipped], 4 copies"
     lines = plots._wrap_category(label).splitlines()

@@ -135,6 +135,29 @@ def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
     assert throughput_series(one_build, "boot_args").tolist() == ["lockstudy.spinlock=tas, 1 thread(s)", "lockstudy.spinlock=tas"]
 
 
+def test_pfts_throughput_is_drawn_against_its_threads_one_line_per_variant_and_build() -> None:
+    """pft's threads are its size (1 and 2 threads on one 2-CPU node, then one node per 2 threads): its chart
+    goes against the threads, one line per boot and build. Against CPUs, its run-spec threads told runs
+    apart at 2 CPUs, so every point became a line of its own ("tas, smp-mm-ptlock, threads=16")."""
+    from analysis.reporting.chart_points import throughput_series, throughput_x
+
+    threads = [1, 2, 4, 16, 4, 16]
+    rows = pd.DataFrame({
+        "boot_args": ["lockstudy.spinlock=tas"] * 4 + ["lockstudy.spinlock=hbo"] * 2,
+        "cpus": [2, 2, 4, 16, 4, 16], "copies": [float(t) for t in threads], "kernel_build": ["smp-mm-ptlock"] * 6,
+        "run_spec": [f"pft:threads={t},mb=16" for t in threads],
+    })  # fmt: skip
+    assert throughput_x(rows) == "copies"
+    assert throughput_series(rows, "boot_args", "copies").tolist() == ["lockstudy.spinlock=tas"] * 4 + ["lockstudy.spinlock=hbo"] * 2
+    # one thread count on two machine sizes: two lines, each named by its CPUs
+    wider = pd.concat([rows, rows.iloc[[2]].assign(cpus=8)], ignore_index=True)
+    assert throughput_series(wider, "boot_args", "copies").tolist()[2::4] == ["lockstudy.spinlock=tas, 4 CPUs", "lockstudy.spinlock=tas, 8 CPUs"]
+    # fsmix's fixed 8 threads on 1 to 8 CPUs, and kbench's copies that follow the CPUs, stay against CPUs
+    fixed = pd.DataFrame({"boot_args": [""] * 4, "cpus": [1, 2, 4, 8], "copies": [8.0] * 4})
+    assert throughput_x(fixed) == "cpus" and throughput_x(fixed.assign(copies=[1.0, 2.0, 4.0, 8.0])) == "cpus"
+    assert throughput_x(fixed.assign(copies=[1.0, float("nan"), 4.0, 8.0])) == "cpus"
+
+
 def test_the_rates_table_tells_configurations_on_as_many_cpus_apart_by_their_copies() -> None:
     """pft with 1 and with 2 threads on one 2-CPU node are two configurations: the rates table shows the
     threads beside the CPUs (the rerun report listed them as two rows of one configuration, 47 k and 78 k)."""
