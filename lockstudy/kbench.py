@@ -34,13 +34,14 @@ class KbenchParamError(ValueError):
 class KbenchParams:
     uint_ranges: dict[str, tuple[int, int]]
     placements: tuple[str, ...]
+    locks: tuple[str, ...]  # the first is the default
     m5ops_forms: tuple[str, ...]
     variant_boot: str
     cpus_all: str
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return ("variant", "cpus", *self.uint_ranges, "placement", "m5ops")
+        return ("variant", "cpus", *self.uint_ranges, "placement", "lock", "m5ops")
 
 
 def load_params(path: Path = PARAMS_FILE) -> KbenchParams:
@@ -52,6 +53,7 @@ def load_params(path: Path = PARAMS_FILE) -> KbenchParams:
         return KbenchParams(
             uint_ranges=ranges,
             placements=tuple(words["placement"]),
+            locks=tuple(words["lock"]),
             m5ops_forms=tuple(words["m5ops"]),
             variant_boot=str(words["variant_boot"]),
             cpus_all=str(words["cpus_all"]),
@@ -82,8 +84,37 @@ def check_params(params: Mapping[str, str | int | float], *, variants_file: Path
                 raise KbenchParamError(f"cpus={value}: expected {known.cpus_all!r} or a CPU list like 0-3 or 0-1.4-5")
         elif key == "placement" and value not in known.placements:
             raise KbenchParamError(f"placement={value}: expected one of {', '.join(known.placements)}")
+        elif key == "lock" and value not in known.locks:
+            raise KbenchParamError(f"lock={value}: expected one of {', '.join(known.locks)}")
         elif key == "m5ops" and value not in known.m5ops_forms:
             raise KbenchParamError(f"m5ops={value}: expected one of {', '.join(known.m5ops_forms)}")
+    _check_lock(params, known)
+
+
+def _check_lock(params: Mapping[str, str | int | float], known: KbenchParams) -> None:
+    """The parameters that go with lock=: an rwsem's wait_lock is the boot variant's spinlock and its line
+    its own, so it takes neither variant= (but boot) nor placement=; only an rwsem has writers=, no more
+    than a CPU list gives threads."""
+    lock = str(params.get("lock", known.locks[0]))
+    if lock == known.locks[0]:
+        if "writers" in params:
+            raise KbenchParamError(f"writers={params['writers']}: only lock={known.locks[1]} has readers and writers")
+        return
+    if str(params.get("variant", known.variant_boot)) != known.variant_boot:
+        raise KbenchParamError(f"variant={params['variant']}: lock={lock} runs the boot variant (its wait_lock is the kernel's)")
+    if "placement" in params:
+        raise KbenchParamError(f"placement={params['placement']}: lock={lock} has its cache line to itself")
+    cpus = str(params.get("cpus", known.cpus_all))
+    if "writers" in params and cpus != known.cpus_all and int(str(params["writers"])) > _cpu_count(cpus):
+        raise KbenchParamError(f"writers={params['writers']}: more writers than the {_cpu_count(cpus)} CPUs of cpus={cpus}")
+
+
+def _cpu_count(value: str) -> int:
+    cpus: set[int] = set()
+    for part in re.split(r"[.,]", value):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return len(cpus)
 
 
 def _cpu_list_ok(value: str) -> bool:

@@ -32,6 +32,8 @@ BENCH_DIR_ENV = "LOCKSTUDY_KBENCH_DIR"
 FAKE_ARGS = ["variant=hbo", "cpus=0", "duration_ms=300", "hold_loops=100", "think_loops=100", "placement=shared"]
 FAKE_RESULT = """variant hbo
 placement shared
+lock spinlock
+writers 1
 cpus 0
 hold_loops 100
 think_loops 100
@@ -40,6 +42,8 @@ lock_size 4
 elapsed_ns 300000000
 acquisitions 3000
 acquisitions_per_sec 10000
+write_acquisitions 3000
+reader_overlaps 0
 handoffs_local 0
 handoffs_remote 0
 handoffs 0
@@ -47,7 +51,7 @@ guarded_count 3000
 exclusion ok
 thread cpu 0 node 0 acquisitions 3000 handoffs_local 0 handoffs_remote 0
 """
-SETTINGS = ("variant", "cpus", "duration_ms", "hold_loops", "think_loops", "placement", "run")
+SETTINGS = ("variant", "cpus", "duration_ms", "hold_loops", "think_loops", "placement", "lock", "writers", "run")
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +59,10 @@ def programs() -> Path:
     return workloads.build(echo=False)
 
 
-def fake_bench(root: Path, result: str = FAKE_RESULT, boot_variant: str = "tas") -> Path:
+def fake_bench(root: Path, result: str = FAKE_RESULT, boot_variant: str = "tas", settings: tuple[str, ...] = SETTINGS) -> Path:
     bench = root / "bench"
     bench.mkdir()
-    for name in SETTINGS:
+    for name in settings:
         (bench / name).write_text("")
     (bench / "result").write_text(result)
     (root / "spinlock").write_text(f"{boot_variant}\n")
@@ -77,6 +81,7 @@ def test_host_accepts_good_kbench_specs() -> None:
     items = [Item("kbench", {"variant": name, "duration_ms": 300, "hold_loops": 100, "think_loops": 100}) for name in variants]
     items.append(Item("kbench", {"variant": "boot", "cpus": "0-1.3", "placement": "shared", "repeat": 3, "m5ops": "inst"}))
     items.append(Item("kbench"))
+    items.append(Item("kbench", {"lock": "rwsem", "writers": 2, "cpus": "0-3", "variant": "boot"}))
     spec = run_spec(items)
     assert run_spec(parse_run_spec(spec)) == spec
 
@@ -93,6 +98,11 @@ def test_host_accepts_good_kbench_specs() -> None:
         ({"cpus": "0,1"}, "expected [A-Za-z0-9_./-]+"),  # ',' separates pairs: a list uses '.'
         ({"threads": 2}, "unknown parameter 'threads'"),
         ({"m5ops": "kvm"}, "m5ops=kvm"),
+        ({"lock": "mutex"}, "lock=mutex: expected one of spinlock, rwsem"),
+        ({"writers": 2}, "writers=2: only lock=rwsem has readers and writers"),
+        ({"lock": "rwsem", "variant": "tas"}, "variant=tas: lock=rwsem runs the boot variant"),
+        ({"lock": "rwsem", "placement": "padded"}, "placement=padded: lock=rwsem has its cache line to itself"),
+        ({"lock": "rwsem", "cpus": "0-1", "writers": 3}, "writers=3: more writers than the 2 CPUs of cpus=0-1"),
     ],
 )
 def test_host_names_bad_kbench_params(params: dict[str, str | int], message: str) -> None:
@@ -116,7 +126,7 @@ def test_host_ranges_agree_with_kbench_help(programs: Path) -> None:
     known = kbench.load_params()
     assert in_help == known.uint_ranges
     assert set(re.findall(r"^  (\w+)=", help_text, re.M)) == set(known.keys)
-    for word in (*known.placements, known.variant_boot, known.cpus_all):
+    for word in (*known.placements, *known.locks, known.variant_boot, known.cpus_all):
         assert word in help_text
 
 
@@ -141,14 +151,15 @@ def test_guest_validation_of_kbench_specs(programs: Path) -> None:
 def test_kbench_writes_the_settings_and_reports_every_key(programs: Path, tmp_path: Path) -> None:
     bench = fake_bench(tmp_path)
     result = run_fake(bench, [*FAKE_ARGS, "repeat=2"]).result()
-    for name, value in zip(SETTINGS, ["hbo", "0", "300", "100", "100", "shared", "1"]):
+    for name, value in zip(SETTINGS, ["hbo", "0", "300", "100", "100", "shared", "spinlock", "", "1"]):
         assert (bench / name).read_text() == value, name
     assert result["testcase"] == "kbench" and result["status"] == "ok" and result["m5ops"] == "off"
     assert result["copies"] == 1 and result["copy_cpu"] == [0] and result["repeat"] == 2
     assert result["ops"] == 6000 and result["copy_ops"] == [6000]
+    assert result["warmup_ops"] == 3000  # the warm-up's result is the fake's too
     assert result["ops_per_s"] == pytest.approx(10000)
     assert result["params"] == {"variant": "hbo", "cpus": "0", "duration_ms": 300, "hold_loops": 100,
-                                "think_loops": 100, "placement": "shared", "repeat": 2, "warmup_ms": 1}  # fmt: skip
+                                "think_loops": 100, "placement": "shared", "lock": "spinlock", "repeat": 2, "warmup_ms": 1}  # fmt: skip
     assert result["counters"] == {"handoffs_local": 0, "handoffs_remote": 0, "handoffs": 0}
     runs = result["metrics"]["runs"]
     assert len(runs) == 2
@@ -184,6 +195,7 @@ def test_kbench_warms_up_once_with_the_runs_settings_before_them(programs: Path,
         assert result.returncode == 0, result.stderr
         warm = [("1", "1", "100")] if runs == 3 else []
         assert seen == [*warm, ("1", "300", "100"), ("1", "300", "100")]
+        assert result.result()["warmup_ops"] == (3000 if warm else 0)
 
 
 def test_kbench_default_variant_is_the_boot_one(programs: Path, tmp_path: Path) -> None:
@@ -203,6 +215,9 @@ def test_kbench_default_variant_is_the_boot_one(programs: Path, tmp_path: Path) 
         (("variant hbo", "variant ticket"), "the result says variant ticket"),
         (("thread cpu 0", "thread cpu 1"), "thread line 0 is on CPU 1"),
         (("lock_size 4\n", ""), "no 'lock_size' line"),
+        (("lock spinlock", "lock rwsem"), "the result says lock rwsem, spinlock was written"),
+        (("writers 1", "writers 0"), "the result says writers 0, not the 1 asked"),
+        (("write_acquisitions 3000", "write_acquisitions 2999"), "mutual exclusion BROKEN"),
     ],
 )
 def test_kbench_checks_the_kernel_numbers(programs: Path, tmp_path: Path, edit: tuple[str, str], message: str) -> None:
@@ -228,3 +243,81 @@ def test_kbench_json_is_one_line(programs: Path, tmp_path: Path) -> None:
     run = run_fake(fake_bench(tmp_path), FAKE_ARGS)
     assert run.returncode == 0 and run.stdout.count("\n") == 1
     json.loads(run.stdout)
+
+
+# lock=rwsem on CPU 0, its one thread the writer
+RWSEM_ARGS = ["lock=rwsem", "cpus=0", "writers=1", "duration_ms=300", "hold_loops=10"]
+# the spinlock run's result as a 1-thread rwsem run would print it: the boot variant, the rwsem's address and size
+RWSEM_RESULT = (FAKE_RESULT.replace("variant hbo", "variant tas").replace("placement shared", "placement padded")
+                .replace("lock spinlock", "lock rwsem").replace("hold_loops 100", "hold_loops 10").replace("think_loops 100", "think_loops 0")
+                .replace("lock_address 0xffffffff81cfd0c0", "lock_address 0xffffffff81cfd140").replace("lock_size 4\n", "lock_size 40\n"))  # fmt: skip
+
+
+def test_kbench_drives_the_rwsem_with_its_writers(programs: Path, tmp_path: Path) -> None:
+    bench = fake_bench(tmp_path, RWSEM_RESULT, boot_variant="tas")
+    result = run_fake(bench, RWSEM_ARGS).result()
+    assert (bench / "lock").read_text() == "rwsem" and (bench / "writers").read_text() == "1"
+    assert (bench / "variant").read_text() == "tas"  # the boot variant: the rwsem's wait_lock
+    assert result["params"]["lock"] == "rwsem" and result["params"]["writers"] == 1 and result["seed"] == "003"
+    assert "rwsem" in result["ops_unit"]
+    (run,) = result["metrics"]["runs"]
+    assert run["lock"] == "rwsem" and run["write_acquisitions"] == 3000 and run["reader_overlaps"] == 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("reader_overlaps 0", "reader_overlaps 2"), "mutual exclusion BROKEN with lock rwsem"),
+        (("guarded_count 3000", "guarded_count 2990"), "guarded_count 2990, write_acquisitions 3000"),
+        (("writers 1", "writers 0"), "the result says writers 0, not the 1 asked"),
+        (("write_acquisitions 3000", "write_acquisitions 3001"), "write_acquisitions 3001 of 3000 acquisitions"),
+    ],
+)
+def test_kbench_checks_the_rwsem_numbers(programs: Path, tmp_path: Path, edit: tuple[str, str], message: str) -> None:
+    edited = RWSEM_RESULT.replace(*edit)
+    if edit[0].startswith("write_acquisitions"):
+        edited = edited.replace("guarded_count 3000", "guarded_count 3001")  # so that only the total is wrong
+    run = run_fake(fake_bench(tmp_path, edited, boot_variant="tas"), RWSEM_ARGS)
+    assert run.returncode != 0 and run.stdout == ""
+    assert message in run.stderr
+
+
+def test_kbench_counts_the_writers_from_the_first_thread_lines(programs: Path, tmp_path: Path) -> None:
+    """With writers=1 of 2 threads, write_acquisitions must be the first CPU's acquisitions."""
+    two = RWSEM_RESULT.replace("cpus 0\n", "cpus 0-1\n").replace("acquisitions 3000\nacquisitions_per_sec 10000", "acquisitions 5000\nacquisitions_per_sec 16666")
+    two += "thread cpu 1 node 0 acquisitions 2000 handoffs_local 0 handoffs_remote 0\n"
+    bench = fake_bench(tmp_path, two, boot_variant="tas")
+    args = [a.replace("cpus=0", "cpus=0-1") for a in RWSEM_ARGS]
+    swapped = two.replace("write_acquisitions 3000", "write_acquisitions 2000").replace("guarded_count 3000", "guarded_count 2000")
+    (bench / "result").write_text(swapped)
+    run = run_fake(bench, args)
+    if "is not online" in run.stderr:
+        pytest.skip("this host has one CPU online: kbench checks cpus= against /sys/devices/system/cpu/online")
+    assert run.returncode != 0 and "the first 1 thread lines (the writers) add up to 3000 acquisitions; write_acquisitions says 2000" in run.stderr
+    (bench / "result").write_text(two)
+    assert run_fake(bench, args).result()["metrics"]["runs"][0]["write_acquisitions"] == 3000
+
+
+# A kernel built without CONFIG_LOCKSTUDY_BENCH_RWSEM: no lock= or writers= files, the result as before
+# lockstudy-bench-rwsem.patch (every build but smp-rwsem-bench).
+WITHOUT_RWSEM = tuple(name for name in SETTINGS if name not in ("lock", "writers"))
+OLD_RESULT = "".join(line + "\n" for line in FAKE_RESULT.splitlines()
+                     if line.split()[0] not in ("lock", "writers", "write_acquisitions", "reader_overlaps"))  # fmt: skip
+
+
+def test_kbench_drives_a_bench_without_the_rwsem_as_before(programs: Path, tmp_path: Path) -> None:
+    bench = fake_bench(tmp_path, OLD_RESULT, settings=WITHOUT_RWSEM)
+    result = run_fake(bench, FAKE_ARGS).result()
+    assert not (bench / "lock").exists() and not (bench / "writers").exists()
+    (run,) = result["metrics"]["runs"]
+    assert "lock" not in run and run["guarded_count"] == run["acquisitions"] == 3000
+    (tmp_path / "broken").mkdir()
+    broken = fake_bench(tmp_path / "broken", OLD_RESULT.replace("guarded_count 3000", "guarded_count 2999"), settings=WITHOUT_RWSEM)
+    assert "mutual exclusion BROKEN" in run_fake(broken, FAKE_ARGS).stderr
+
+
+def test_kbench_says_when_the_kernel_has_no_rwsem_bench(programs: Path, tmp_path: Path) -> None:
+    bench = fake_bench(tmp_path, OLD_RESULT, settings=WITHOUT_RWSEM)
+    run = run_fake(bench, RWSEM_ARGS)
+    assert run.returncode != 0 and run.stdout == ""
+    assert "lock=rwsem: this kernel's bench has no rwsem" in run.stderr and "CONFIG_LOCKSTUDY_BENCH_RWSEM" in run.stderr

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from lockstudy import image, qemu
+from lockstudy.kernel.build import kernel_output_dir
 from lockstudy.guest_output import GuestRun, parse_console
 from two_nodes import BENCH_LOCK_SYMBOL, CPU_NODE, CPUS, MEMORY_MIB, NUMA_ARG, SOCKETS, symbol_address
 
@@ -79,3 +80,45 @@ def test_kbench_reports_a_variant_the_kernel_refuses(smp_bzimage: Path, rootfs: 
     assert run.done is not None and run.done.reason == "testcase-failed:kbench"
     assert any("variant=nosuch: the kernel's lock bench does not know this variant" in e for e in run.errors), run.errors
     assert run.parsed == []
+
+
+# Seed 003's mechanism in the bench: 4 threads on one rwsem, 2 writers and 2 readers,
+# critical sections of a few cpu_relax(), waiters woken inside wait_lock (the 2013
+# rwsem_wake()), on the one build with the bench's rwsem, which also counts the
+# wakers the flag lets go.
+RWSEM_BENCH = "kbench:lock=rwsem,writers=2,duration_ms=300,hold_loops=10,think_loops=10"
+RWSEM_SWITCHES = "lockstudy.rwsem_wake_in_lock=1 lockstudy.rwsem_wakeflag=1"
+
+
+def test_kbench_rwsem_lets_wakers_meet_and_the_flag_skip_them(rootfs: Path, tmp_path: Path) -> None:
+    """lock=rwsem: readers and writers of the bench's rwsem from every CPU. Exclusion holds (the
+    writers' guarded counter, no reader beside a writer), the writers are the first threads, and
+    releases come close enough together that a second waker finds one pending: with the waker
+    flag on, the kernel counts skipped wakers (rwsem_wake_skipped), which the mmapsem load never
+    gave (kernel/patches/lockstudy-bench-rwsem.patch)."""
+    kernel_image = kernel_output_dir("smp-rwsem-bench") / "bzImage"
+    if not kernel_image.is_file():
+        pytest.fail(f"{kernel_image} missing: run ./run.sh setup")
+    args = f"{NUMA_ARG} {RWSEM_SWITCHES} lockstudy.run={RWSEM_BENCH}"
+    run = guest(kernel_image, rootfs, tmp_path / "rwsem.log", CPUS, args, SOCKETS)
+    (result,) = run.results()
+    data = result.data
+    assert data["params"]["lock"] == "rwsem" and data["params"]["writers"] == 2 and data["seed"] == "003"
+    (bench,) = data["metrics"]["runs"]
+    assert bench["lock"] == "rwsem" and bench["writers"] == 2 and bench["exclusion"] == "ok"
+    assert bench["reader_overlaps"] == 0 and bench["guarded_count"] == bench["write_acquisitions"]
+    threads = bench["threads"]
+    assert bench["write_acquisitions"] == threads[0]["acquisitions"] + threads[1]["acquisitions"] > 0
+    assert bench["acquisitions"] > bench["write_acquisitions"]  # the readers took it too
+    bench_area = symbol_address(kernel_image.parent / "System.map", BENCH_LOCK_SYMBOL)
+    assert int(bench["lock_address"], 16) > bench_area  # the rwsem's own line, after the spinlock's
+    counts = run.lock_event_counts[0]
+    print({name: counts[name] for name in sorted(counts) if name.startswith("rwsem")})
+    assert counts["rwsem_wake_skipped"] > 0, counts
+
+
+def test_kbench_refuses_the_rwsem_on_a_build_without_it(smp_bzimage: Path, rootfs: Path, tmp_path: Path) -> None:
+    """Every build but smp-rwsem-bench has the bench as before lockstudy-bench-rwsem.patch."""
+    run = guest(smp_bzimage, rootfs, tmp_path / "no-rwsem.log", 1, "lockstudy.run=kbench:lock=rwsem,writers=1,duration_ms=10")
+    assert run.done is not None and run.done.reason == "testcase-failed:kbench"
+    assert any("lock=rwsem: this kernel's bench has no rwsem" in e for e in run.errors), run.errors

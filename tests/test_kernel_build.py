@@ -86,8 +86,11 @@ def test_smp_config(name: str) -> None:
 def test_the_series_options_are_on(name: str) -> None:
     """allnoconfig turns prompted options off: the series' own must be asked for."""
     config = resolved_config(name)
-    off = [s for s in SERIES.prompted_bool_symbols() if not is_on(config, s)]
+    kept_off = specs.load_settings().series_options_off
+    off = [s for s in SERIES.prompted_bool_symbols() if not is_on(config, s) and s not in kept_off]
     assert not off, f"{name}: options of kernel/patches/series left off: {off}"
+    # builds.toml's series_options_off stay off unless a fragment turns them on
+    assert not [s for s in kept_off if is_on(config, s)], f"{name}: {list(kept_off)} must be off"
 
 
 @pytest.mark.kernel
@@ -129,6 +132,34 @@ def test_lockevents_build_is_smp_with_the_lock_event_counters() -> None:
     assert is_on(lockevents, "LOCK_EVENT_COUNTS") and not is_on(smp, "LOCK_EVENT_COUNTS")
     differing = {o for o in set(smp) | set(lockevents) if smp.get(o) != lockevents.get(o)}
     assert differing == {"CONFIG_LOCK_EVENT_COUNTS"}, sorted(differing)
+
+
+@pytest.mark.kernel
+def test_rwsem_bench_build_is_lockevents_with_the_bench_rwsem() -> None:
+    """Seed 003's bench build: the lock bench's rwsem on top of the counters, nothing else changed."""
+    bench, lockevents = resolved_config("smp-rwsem-bench"), resolved_config("smp-lockevents")
+    assert BUILDS["smp-rwsem-bench"].measurement
+    differing = {o for o in set(bench) | set(lockevents) if bench.get(o) != lockevents.get(o)}
+    assert differing == {"CONFIG_LOCKSTUDY_BENCH_RWSEM"}, sorted(differing)
+    assert is_on(bench, "LOCKSTUDY_BENCH_RWSEM")
+
+
+def test_series_options_off_stay_off_and_must_be_the_series(tmp_path: Path) -> None:
+    """A prompted option of the series is on in every build, but for [settings] series_options_off;
+    a name there that the series does not define is an error naming the file."""
+    import dataclasses
+
+    from lockstudy.kernel.build import BuildFailed, BuildPlan
+
+    (tmp_path / "series").write_text("0001-a.patch\n")
+    (tmp_path / "0001-a.patch").write_text("+config LOCKSTUDY_ON\n+\tbool \"A switch\"\n+config LOCKSTUDY_LATE\n+\tbool \"Later\"\n")
+    series = source.read_series(tmp_path / "series")
+    settings = dataclasses.replace(specs.load_settings(), series_options_off=("LOCKSTUDY_LATE",))
+    plan = BuildPlan(spec=BUILDS["smp"], source=None, series=series, fragments=[], settings=settings, compiler_version="gcc")  # type: ignore[arg-type]
+    assert plan.series_options() == ["CONFIG_LOCKSTUDY_ON=y"]
+    plan.settings = dataclasses.replace(settings, series_options_off=("LOCKSTUDY_GONE",))
+    with pytest.raises(BuildFailed, match=r"builds.toml: \[settings\] series_options_off: \['LOCKSTUDY_GONE'\] is no bool option"):
+        plan.series_options()
 
 
 @pytest.mark.kernel

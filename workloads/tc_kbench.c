@@ -6,7 +6,9 @@
  * The bench (/sys/kernel/lockstudy/bench/, documented in
  * kernel/patches/README.md, "Lock bench") runs one kernel thread per
  * CPU of a list, each taking and releasing one static spinlock with the
- * lock code of a chosen variant, for a duration. This program writes
+ * lock code of a chosen variant (lock=spinlock), or one static rwsem,
+ * the first writers= threads for write and the others for read
+ * (lock=rwsem), for a duration. This program writes
  * the settings, does one unmeasured warm-up run of warmup_ms, then,
  * inside the m5 region of interest, triggers `run` repeat= times and
  * reads `result` after each run.
@@ -28,7 +30,9 @@
  * here lists them.
  *
  * Checks, on every run: the result echoes the settings written; mutual
- * exclusion held ("exclusion ok", guarded_count = acquisitions); the
+ * exclusion held ("exclusion ok", guarded_count = write_acquisitions,
+ * which are all the acquisitions of a spinlock; no reader overlapped a
+ * writer); the
  * thread lines are one per CPU asked and add up to the totals;
  * handoffs_local + handoffs_remote = handoffs; acquisitions_per_sec is
  * acquisitions over elapsed_ns. Any failure: a message, exit status 1,
@@ -98,6 +102,10 @@ static struct param params[] = {
 	UINT_PARAM("think_loops", "0", 0, BENCH_MAX_LOOPS, "cpu_relax() iterations between two acquisitions"),
 	STR_PARAM("placement", "padded",
 		  "padded: the lock alone in its cache line; shared: the line also holds a counter every thread increments"),
+	STR_PARAM("lock", "spinlock",
+		  "spinlock: the bench spinlock of variant=; rwsem: one rwsem, its wait_lock of the boot variant (variant=boot)"),
+	UINT_PARAM("writers", "1", 0, MAX_CPUS,
+		   "lock=rwsem: the threads, the first in CPU order, that take the rwsem for write; the others read"),
 	UINT_PARAM("repeat", "1", 1, MAX_REPEAT, "runs, one after the other"),
 	UINT_PARAM("warmup_ms", "1", 0, BENCH_MAX_MS, "length of one unmeasured run before the region of interest, ms (0: none)"),
 	STR_PARAM("m5ops", NULL, "gem5 m5 ops form: off, inst or addr (default: $" M5OPS_ENV ", else off)"),
@@ -105,6 +113,7 @@ static struct param params[] = {
 };
 
 static const char *const placements[] = { "padded", "shared" };
+static const char *const locks[] = { "spinlock", "rwsem" };
 
 /* One "key value" line of a result, or one "key value" pair of a thread line. */
 struct field {
@@ -136,6 +145,7 @@ static char variant[VALUE_BYTES];
 static struct run *runs;
 static double wall_s;
 static char warmup_text[RESULT_BYTES];
+static unsigned long long warmup_ops;	/* the warm-up's acquisitions */
 
 void die(int errnum, const char *fmt, ...)
 {
@@ -157,6 +167,11 @@ static struct param *param(const char *name)
 		if (!strcmp(p->name, name))
 			return p;
 	die(0, "internal: no parameter '%s'", name);
+}
+
+static bool is_rwsem(void)
+{
+	return !strcmp(param("lock")->value, "rwsem");
 }
 
 static unsigned long long parse_number(const char *what, const char *text)
@@ -300,6 +315,23 @@ static void parse_args(int argc, char **argv, bool *check_only)
 		known |= !strcmp(param("placement")->value, placements[k]);
 	if (!known)
 		die(0, "placement=%s: expected padded or shared", param("placement")->value);
+	known = false;
+	for (k = 0; k < ARRAY_SIZE(locks); k++)
+		known |= !strcmp(param("lock")->value, locks[k]);
+	if (!known)
+		die(0, "lock=%s: expected spinlock or rwsem", param("lock")->value);
+	if (is_rwsem()) {
+		/* the rwsem's wait_lock is the kernel's own spinlock: the boot variant */
+		if (strcmp(param("variant")->value, "boot"))
+			die(0, "variant=%s: lock=rwsem runs the boot variant (its wait_lock is the kernel's); leave variant= out",
+			    param("variant")->value);
+		if (param("placement")->value != param("placement")->def)
+			die(0, "placement=%s: lock=rwsem has its cache line to itself; leave placement= out",
+			    param("placement")->value);
+	} else if (param("writers")->value != param("writers")->def) {
+		die(0, "writers=%s: only lock=rwsem has readers and writers; every spinlock thread writes",
+		    param("writers")->value);
+	}
 	if (strcmp(param("cpus")->value, "all"))
 		ncpus = parse_cpu_list("cpus", param("cpus")->value, want_cpu);
 
@@ -361,6 +393,15 @@ static void write_setting(const char *file, const char *value, const char *asked
 		die(errno, "writing %s", path);
 }
 
+static bool bench_has(const char *file)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	bench_path(path, sizeof(path), file);
+	return !stat(path, &st);
+}
+
 static void trim(char *s)
 {
 	size_t n = strlen(s);
@@ -420,6 +461,9 @@ static void resolve_cpus(void)
 				die(0, "cpus=%s: CPU %d is not online (online: %s)", param("cpus")->value, cpu, text);
 	}
 	format_cpu_list(want_cpu, cpu_list, sizeof(cpu_list));
+	if (is_rwsem() && param("writers")->uint > (unsigned long long)ncpus)
+		die(0, "writers=%llu: more writers than the %d bench threads (cpus=%s)", param("writers")->uint, ncpus,
+		    param("cpus")->value);
 }
 
 /* ---- one run's result ---------------------------------------------------- */
@@ -506,11 +550,29 @@ static void parse_result(struct run *r, int index)
 	}
 }
 
+/* The acquisitions of the first `writers` threads in CPU order: the writers. */
+static unsigned long long thread_writes(const struct run *r, unsigned long long writers)
+{
+	unsigned long long cpu, seen = 0, sum = 0;
+	int k;
+
+	for (cpu = 0; cpu < MAX_CPUS && seen < writers; cpu++) {
+		for (k = 0; k < r->nthreads; k++) {
+			if (r->thread[k].cpu == cpu) {
+				sum += r->thread[k].acquisitions;
+				seen++;
+			}
+		}
+	}
+	return sum;
+}
+
 static void check_run(struct run *r, int index)
 {
 	static bool echoed[MAX_CPUS], seen[MAX_CPUS];
-	unsigned long long acq = 0, local = 0, remote = 0, guarded, per_sec, expected;
+	unsigned long long acq = 0, local = 0, remote = 0, guarded, per_sec, expected, writes, writers, overlaps;
 	const char *exclusion;
+	bool rwsem_lines;
 	int k;
 
 	/* the result describes the run we asked for */
@@ -520,6 +582,17 @@ static void check_run(struct run *r, int index)
 	if (strcmp(result_str(r, index, "placement"), param("placement")->value))
 		die(0, "run %d: the result says placement %s, %s was written", index,
 		    result_str(r, index, "placement"), param("placement")->value);
+	/* a kernel without the bench's rwsem prints no lock lines: a spinlock's, every thread writing */
+	rwsem_lines = field_value(r->field, r->nfields, "lock") != NULL;
+	if (!rwsem_lines && is_rwsem())
+		die(0, "run %d: the result has no 'lock' line: this kernel's bench has no rwsem", index);
+	if (rwsem_lines && strcmp(result_str(r, index, "lock"), param("lock")->value))
+		die(0, "run %d: the result says lock %s, %s was written", index,
+		    result_str(r, index, "lock"), param("lock")->value);
+	writers = rwsem_lines ? result_uint(r, index, "writers") : (unsigned long long)ncpus;
+	if (writers != (is_rwsem() ? param("writers")->uint : (unsigned long long)ncpus))
+		die(0, "run %d: the result says writers %llu, not the %llu asked (a spinlock's threads all write)", index,
+		    writers, is_rwsem() ? param("writers")->uint : (unsigned long long)ncpus);
 	parse_cpu_list("result cpus", result_str(r, index, "cpus"), echoed);
 	if (memcmp(echoed, want_cpu, sizeof(echoed)))
 		die(0, "run %d: the result says cpus %s, %s was written", index,
@@ -537,11 +610,16 @@ static void check_run(struct run *r, int index)
 	r->handoffs = result_uint(r, index, "handoffs");
 	guarded = result_uint(r, index, "guarded_count");
 	exclusion = result_str(r, index, "exclusion");
+	writes = rwsem_lines ? result_uint(r, index, "write_acquisitions") : r->acquisitions;
+	overlaps = rwsem_lines ? result_uint(r, index, "reader_overlaps") : 0;
 
-	/* mutual exclusion */
-	if (strcmp(exclusion, "ok") || guarded != r->acquisitions)
-		die(0, "run %d: mutual exclusion BROKEN with variant %s: exclusion %s, guarded_count %llu, acquisitions %llu",
-		    index, variant, exclusion, guarded, r->acquisitions);
+	/* mutual exclusion: every write counted once, no reader beside a writer */
+	if (strcmp(exclusion, "ok") || guarded != writes || overlaps)
+		die(0, "run %d: mutual exclusion BROKEN with lock %s, variant %s: exclusion %s, guarded_count %llu, write_acquisitions %llu, reader_overlaps %llu",
+		    index, param("lock")->value, variant, exclusion, guarded, writes, overlaps);
+	if (writes > r->acquisitions || (!is_rwsem() && writes != r->acquisitions))
+		die(0, "run %d: write_acquisitions %llu of %llu acquisitions with lock %s", index, writes,
+		    r->acquisitions, param("lock")->value);
 	/* the totals */
 	if (r->handoffs_local + r->handoffs_remote != r->handoffs)
 		die(0, "run %d: handoffs_local %llu + handoffs_remote %llu != handoffs %llu",
@@ -577,6 +655,9 @@ static void check_run(struct run *r, int index)
 	if (acq != r->acquisitions || local != r->handoffs_local || remote != r->handoffs_remote)
 		die(0, "run %d: the thread lines add up to acquisitions %llu, handoffs_local %llu, handoffs_remote %llu; the totals say %llu, %llu, %llu",
 		    index, acq, local, remote, r->acquisitions, r->handoffs_local, r->handoffs_remote);
+	if (thread_writes(r, writers) != writes)
+		die(0, "run %d: the first %llu thread lines (the writers) add up to %llu acquisitions; write_acquisitions says %llu",
+		    index, writers, thread_writes(r, writers), writes);
 }
 
 /* ---- the bench ----------------------------------------------------------- */
@@ -589,6 +670,34 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * The warm-up's acquisitions, from its result's "acquisitions" line: counts
+ * the kernel keeps over the whole testcase (its lock events) are divided
+ * by the warm-up's operations and the runs'.
+ */
+static unsigned long long warmup_acquisitions(void)
+{
+	static const char key[] = "acquisitions ";
+	const char *line = warmup_text;
+	char value[VALUE_BYTES];
+	size_t len;
+
+	while (line && *line) {
+		if (!strncmp(line, key, strlen(key))) {
+			len = strcspn(line + strlen(key), "\n");
+			if (len >= sizeof(value))
+				die(0, "warm-up result: acquisitions value too long");
+			memcpy(value, line + strlen(key), len);
+			value[len] = '\0';
+			return parse_number("warm-up result acquisitions", value);
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	die(0, "the warm-up's result has no 'acquisitions' line (see kernel/patches/README.md, \"Lock bench\")");
+}
+
 static void bench(void)
 {
 	unsigned long long repeat = param("repeat")->uint, i;
@@ -597,6 +706,16 @@ static void bench(void)
 
 	write_setting("variant", variant, "variant");
 	write_setting("placement", param("placement")->value, "placement");
+	if (is_rwsem()) {
+		if (!bench_has("lock"))
+			die(0, "lock=rwsem: this kernel's bench has no rwsem (%s/lock is absent: a build without CONFIG_LOCKSTUDY_BENCH_RWSEM; smp-rwsem-bench has it)",
+			    bench_dir);
+		write_setting("lock", "rwsem", "lock");
+		write_setting("writers", param("writers")->value, "writers");
+	} else if (bench_has("lock")) {
+		/* the bench keeps its settings from one testcase to the next */
+		write_setting("lock", "spinlock", "lock");
+	}
 	write_setting("cpus", cpu_list, "cpus");
 	write_setting("hold_loops", param("hold_loops")->value, "hold_loops");
 	write_setting("think_loops", param("think_loops")->value, "think_loops");
@@ -607,6 +726,7 @@ static void bench(void)
 		bench_path(path, sizeof(path), "result");
 		if (!read_text(path, warmup_text, sizeof(warmup_text)))
 			die(errno, "reading %s after the warm-up", path);
+		warmup_ops = warmup_acquisitions();
 	}
 	write_setting("duration_ms", param("duration_ms")->value, "duration_ms");
 
@@ -641,7 +761,7 @@ static void bench(void)
 /* Values that are lists or words even when they look like a number ("cpus 2"). */
 static bool is_text_key(const char *key)
 {
-	static const char *const text_keys[] = { "variant", "placement", "cpus", "lock_address", "exclusion" };
+	static const char *const text_keys[] = { "variant", "placement", "lock", "cpus", "lock_address", "exclusion" };
 	unsigned int k;
 
 	for (k = 0; k < ARRAY_SIZE(text_keys); k++)
@@ -691,8 +811,8 @@ static void print_result(void)
 
 	json_begin(&j);
 	json_str(&j, "testcase", NAME);
-	/* the seeds whose locks it compares: 000 (padded lock lines), 002 (NUMA-aware lock) */
-	json_str(&j, "seed", "000,002");
+	/* the seeds whose locks it compares: 000 (padded lock lines), 002 (NUMA-aware lock), 003 (rwsem wakers) */
+	json_str(&j, "seed", is_rwsem() ? "003" : "000,002");
 	json_str(&j, "status", "ok");
 	json_str(&j, "mode", "kthreads");
 	json_uint(&j, "copies", ncpus);
@@ -705,8 +825,10 @@ static void print_result(void)
 	json_uint(&j, "duration_ms", param("duration_ms")->uint);
 	json_uint(&j, "repeat", repeat);
 	json_double(&j, "wall_s", wall_s);
-	json_str(&j, "ops_unit", "one acquisition of the bench lock");
+	json_str(&j, "ops_unit", is_rwsem() ? "one acquisition of the bench rwsem, for read or write" : "one acquisition of the bench lock");
 	json_uint(&j, "ops", ops);
+	/* the warm-up's acquisitions, outside the window: counts over the whole testcase cover them too */
+	json_uint(&j, "warmup_ops", warmup_ops);
 	/* the kernel's clock: from the last thread ready to the last thread done */
 	json_double(&j, "ops_per_s", (double)ops * NSEC_PER_SEC / elapsed_ns);
 	json_array_begin(&j, "copy_ops");
@@ -716,7 +838,7 @@ static void print_result(void)
 
 	json_object_begin(&j, "params");
 	for (p = params; p->name; p++) {
-		if (!strcmp(p->name, "m5ops"))
+		if (!strcmp(p->name, "m5ops") || (!strcmp(p->name, "writers") && !is_rwsem()))
 			continue;
 		if (!strcmp(p->name, "variant"))
 			json_str(&j, p->name, variant);

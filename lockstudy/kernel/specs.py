@@ -52,6 +52,8 @@ class BuildSettings:
     reproducible_env: dict[str, str]
     make_target: str
     keep_trees: int
+    # series options that stay off unless a build's fragment turns them on
+    series_options_off: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ def load_settings(path: Path = BUILDS_FILE) -> BuildSettings:
         reproducible_env={str(k): str(v) for k, v in env.items()},
         make_target=_field(settings, "make_target", str, where),
         keep_trees=_field(settings, "keep_trees", int, where),
+        series_options_off=_strings(_field(settings, "series_options_off", list, where, []), f"{where}.series_options_off"),
     )
 
 
