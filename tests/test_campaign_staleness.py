@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+
+import pytest
 
 from lockstudy.campaign import artifacts
 from lockstudy.campaign.loader import load_campaign
@@ -77,3 +80,72 @@ def test_a_kernel_of_another_build_id_is_current_when_it_booted_todays_vmlinux(t
     runs = [same_binary, other_binary]
     stale = stale_runs(runs, [RunStatus(run.run_id, State.DONE, 1) for run in runs], store)
     assert [(run.run_id, run.differs) for run in stale] == [(other_binary.run_id, (f"kernel build {build}",))]
+
+
+def done_with_image(store: CampaignStore, run_id: str, content_hash: str, inputs: dict[str, str]) -> None:
+    run = store.run_dir(run_id)
+    (run.path / "out").mkdir(parents=True)
+    image = {"build_info": {"content_hash": content_hash, "config": {"size_mib": 512}, "debian_packages": {"dbench": "4.0-2.1"},
+                            "inputs": inputs}}  # fmt: skip
+    (run.path / "out" / "result.json").write_text(json.dumps({"provenance": {"image": image}}))
+
+
+def test_an_image_of_other_bytes_is_current_for_a_run_whose_testcases_it_did_not_change(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """kbench's source changed (lock=rwsem): the image is another, but a pft run ran the same programs,
+    /init and packages; a kbench run, or one of an image whose shared sources changed, did not."""
+    from lockstudy.campaign import spec as campaign_spec
+
+    campaign = load_campaign(ROOT / "campaigns" / "smoke.toml")
+    store = CampaignStore("smoke", tmp_path)
+    base = campaign.runs[0]
+    pft, kbench, shared = (dataclasses.replace(base, run=run, repeat=index)
+                           for index, run in enumerate(["pft:threads=2", "kbench:duration_ms=10", "pft:threads=4"]))  # fmt: skip
+    today = {"workloads/tc_pft.c": "p1", "workloads/tc_kbench.c": "k2", "workloads/json.c": "j1", "disk-image/overlay/init": "i1"}
+    (tmp_path / "image").mkdir()
+    (tmp_path / "image" / "build-info.json").write_text(json.dumps(
+        {"content_hash": "today", "config": {"size_mib": 512}, "debian_packages": {"dbench": "4.0-2.1"}, "inputs": today}))
+    monkeypatch.setattr(artifacts, "disk_image", lambda: artifacts.Artifact(tmp_path / "image" / "rootfs.ext2", "today"))
+    monkeypatch.setattr("lockstudy.campaign.staleness.build_dir", lambda: tmp_path)
+    yesterday = dict(today, **{"workloads/tc_kbench.c": "k1"})
+    done_with_image(store, pft.run_id, "yesterday", yesterday)
+    done_with_image(store, kbench.run_id, "yesterday", yesterday)
+    done_with_image(store, shared.run_id, "older", dict(yesterday, **{"workloads/json.c": "j0"}))
+    runs = [pft, kbench, shared]
+    assert all(isinstance(run, campaign_spec.RunSpec) for run in runs)
+    stale = stale_runs(runs, [RunStatus(run.run_id, State.DONE, 1) for run in runs], store)
+    assert [(run.run_id, run.differs) for run in stale] == [(kbench.run_id, ("disk image",)), (shared.run_id, ("disk image",))]
+
+
+def test_versions_of_an_input_declared_the_same_count_as_one(tmp_path: Path) -> None:
+    """image_inputs.toml: kbench's source before and after lock=rwsem drives a spinlock run the same way;
+    a version it does not list is another image for kbench's runs."""
+    from lockstudy.campaign.staleness import image_identity_for, load_same_runs
+
+    old, new, other = "a" * 64, "b" * 64, "c" * 64
+    declared = tmp_path / "image_inputs.toml"
+    declared.write_text(f'[[same_runs]]\ninput = "workloads/tc_kbench.c"\nsha256 = ["{old}", "{new}"]\nwhy = "the same syscalls"\n')
+    same = load_same_runs(declared)
+    kbench = frozenset({"kbench"})
+
+    def identity(sha: str) -> str | None:
+        return image_identity_for({"config": {}, "inputs": {"workloads/tc_kbench.c": sha, "workloads/json.c": "j"}}, kbench, same)
+
+    assert identity(old) == identity(new) != identity(other)
+    assert load_same_runs()  # the committed file loads
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[[same_runs]]\ninput = "x"\nsha256 = ["' + "a" * 64 + '"]\nwhy = "w"\n', r"same_runs\[0\].sha256: expected two or more sha256"),
+    ('[[same_runs]]\ninput = "x"\nsha256 = ["' + "a" * 64 + '", "B"]\nwhy = "w"\n', r"same_runs\[0\].sha256: expected two or more"),
+    ('[[same_runs]]\ninput = "x"\nsha256 = ["' + "a" * 64 + '", "' + "b" * 64 + '"]\nwhy = " "\n', r"same_runs\[0\].why: empty"),
+    ('[[same_runs]]\ninput = "x"\nsha = []\n', r"same_runs\[0\]: unknown field\(s\) sha"),
+    ("same_runs = 3\n", r"same_runs: expected list"),
+])  # fmt: skip
+def test_a_bad_image_inputs_file_names_the_field(tmp_path: Path, text: str, message: str) -> None:
+    from lockstudy.campaign.staleness import load_same_runs
+    from lockstudy.files import DataFileError
+
+    path = tmp_path / "image_inputs.toml"
+    path.write_text(text)
+    with pytest.raises(DataFileError, match=message):
+        load_same_runs(path)

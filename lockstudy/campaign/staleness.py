@@ -11,7 +11,14 @@ compared through the content of that file version
 (machine_versions.py). A kernel is compared by its build id, and a run whose
 build id is not today's is still current when the vmlinux it booted is
 today's, byte for byte (a build from a re-packaged but identical source:
-the guest ran the same code). So when a machine file is recalibrated, or a kernel or the image
+the guest ran the same code). A disk image is compared by its content hash,
+and a run whose image is not today's is still current when every input of
+the image its testcases depend on is today's: the image's build settings,
+its Debian packages and every input but the other testcases' own sources
+(workloads/tc_<name>.c, which only that testcase's program is built from),
+as the image's build-info.json records them; versions of one input that
+lockstudy/data/image_inputs.toml declares the same for every run an earlier
+one could have made count as one. So when a machine file is recalibrated, or a kernel or the image
 rebuilt, the runs already done stay done, and a report would read them
 beside runs of the new machine. The launcher keeps them (their hours are
 spent, and gem5's result.json records what each ran on) and says so, with
@@ -21,15 +28,24 @@ what differs, so that a user reruns them into a new results folder
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from lockstudy.campaign import artifacts, machine_versions
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.campaign.store import CampaignStore, State, RunStatus
+from lockstudy.files import DataFileError, read_toml, typed_field
+from lockstudy.paths import DATA, build_dir
+from lockstudy.run_spec import RunSpecError, parse_run_spec
 
+# An image input that only one testcase's program is built from (workloads/Makefile: tc_<name>.c).
+TESTCASE_SOURCE = re.compile(r"workloads/tc_([A-Za-z0-9_]+)\.c")
+SAME_RUNS_FILE = DATA / "image_inputs.toml"
+SHA256 = re.compile(r"[0-9a-f]{64}")
 GEM5_BACKEND = "gem5"
 RUN_OUTPUTS = "out"
 RESULT_FILE = "result.json"
@@ -70,6 +86,60 @@ def kernel_binary(result: dict[str, Any]) -> str | None:
     kernel = result.get("provenance", {}).get("kernel", {})
     outputs = kernel.get("build_info", {}).get("outputs", {})
     return kernel.get("sha256") or outputs.get("vmlinux", {}).get("sha256")
+
+
+def run_testcases(spec: RunSpec) -> frozenset[str] | None:
+    """The testcases a run's guest ran (its run spec's items); None when the spec does not parse."""
+    try:
+        return frozenset(item.testcase for item in parse_run_spec(spec.run))
+    except RunSpecError:
+        return None
+
+
+def load_same_runs(path: Path = SAME_RUNS_FILE) -> dict[str, str]:
+    """image_inputs.toml: "<input> <sha256>" -> the first version declared the same for that input."""
+    entries = typed_field(read_toml(path), "same_runs", list, str(path), default=[])
+    same: dict[str, str] = {}
+    for index, entry in enumerate(entries):
+        where = f"{path}: same_runs[{index}]"
+        if not isinstance(entry, dict):
+            raise DataFileError(f"{where}: expected a table, got {entry!r}")
+        unknown = set(entry) - {"input", "sha256", "why"}
+        if unknown:
+            raise DataFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+        name = typed_field(entry, "input", str, where)
+        versions = typed_field(entry, "sha256", list, where)
+        if len(versions) < 2 or not all(isinstance(v, str) and SHA256.fullmatch(v) for v in versions):
+            raise DataFileError(f"{where}.sha256: expected two or more sha256 digests (64 lowercase hex), got {versions!r}")
+        if not typed_field(entry, "why", str, where).strip():
+            raise DataFileError(f"{where}.why: empty: say why the versions run the same")
+        for version in versions:
+            same[f"{name} {version}"] = versions[0]
+    return same
+
+
+def image_identity_for(info: Mapping[str, Any], testcases: frozenset[str], same: Mapping[str, str] | None = None) -> str | None:
+    """The part of a disk image that runs of `testcases` depend on, as one hash: from its build-info
+    (recorded in a run's result.json, or today's build/image/build-info.json), its build settings, its
+    Debian packages and its inputs but the other testcases' own sources, each version that `same`
+    (image_inputs.toml) declares the same as an earlier one counted as that one. None when no inputs are
+    recorded."""
+    inputs = info.get("inputs")
+    if not isinstance(inputs, dict) or not inputs:
+        return None
+
+    def used(path: str) -> bool:
+        own = TESTCASE_SOURCE.fullmatch(path)
+        return own is None or own.group(1) in testcases
+
+    same = load_same_runs() if same is None else same
+    material = {"config": info.get("config"), "debian_packages": info.get("debian_packages"),
+                "inputs": {path: same.get(f"{path} {sha}", sha) for path, sha in inputs.items() if used(path)}}  # fmt: skip
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def todays_image_identity_for(testcases: frozenset[str]) -> str | None:
+    return image_identity_for(artifacts.read_build_info(build_dir() / "image", "disk image"), testcases)
 
 
 def machine_identity(recorded: str | None, file_name: str | None = None) -> str | None:
@@ -118,6 +188,17 @@ def differences(spec: RunSpec, result: dict[str, Any], cache: dict[str, str | No
     booted = kernel_binary(result)
     if made["kernel"] != now["kernel"] and booted and booted == now["kernel_binary"]:
         made["kernel"] = now["kernel"]  # another build id, today's very vmlinux
+    testcases = run_testcases(spec)
+    if made["image"] and now["image"] and made["image"] != now["image"] and testcases is not None:
+        recorded = image_identity_for(result.get("provenance", {}).get("image", {}).get("build_info", {}) or {}, testcases)
+        key = "image-for:" + ",".join(sorted(testcases))
+        if key not in cache:
+            try:
+                cache[key] = todays_image_identity_for(testcases)
+            except artifacts.MissingArtifact:
+                cache[key] = None
+        if recorded is not None and recorded == cache[key]:
+            made["image"] = now["image"]  # another image, the same files for this run's testcases
     names = input_names(spec)
     differs = tuple(names[key] for key in names if made[key] and now[key] and made[key] != now[key])
     missing = missing_extra(spec, result)
