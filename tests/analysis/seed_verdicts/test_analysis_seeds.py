@@ -448,3 +448,37 @@ def test_a_preconditions_run_parameter_and_workloads_are_checked(tmp_path, old: 
     path.write_text(text.replace(old, new))
     with pytest.raises(SeedsError, match=message):
         load_seed_file(path)
+
+
+def test_a_workload_of_the_precondition_alone_is_judged_only_there() -> None:
+    """Seed 003: mmapsem as shipped and under the precondition, the rwsem bench (a load of ours) only
+    under the precondition; seed 000's precondition workloads keep their meaning."""
+    from analysis.seed_verdicts.seeds import load_seeds
+
+    seeds = {seed.id: seed for seed in load_seeds()}
+    names = {(seed_id, condition): [w.name for w in seeds[seed_id].under(condition).workloads]
+             for seed_id in ("000", "003") for condition in ("as-shipped", "precondition")}  # fmt: skip
+    assert names[("003", "as-shipped")] == ["mmapsem"] and names[("003", "precondition")] == ["mmapsem", "kbench"]
+    assert names[("000", "as-shipped")] == ["fsmix", "dbench"] and names[("000", "precondition")] == ["kbench"]
+
+
+@pytest.mark.parametrize(("new", "message"), [
+    ('conditions = ["shipped"]', r"seed\[3\].workloads\[1\].conditions: 'shipped' is not one of as-shipped, precondition"),
+    ('conditions = ["precondition", "precondition"]', r"seed\[3\].workloads\[1\].conditions: repeats a condition"),
+])  # fmt: skip
+def test_a_workloads_conditions_are_checked(tmp_path: Path, new: str, message: str) -> None:
+    from analysis.seed_verdicts.seeds import DEFAULT, SeedsError, load_seed_file
+
+    old = 'better = "higher", conditions = ["precondition"] }'
+    text = DEFAULT.read_text()
+    assert text.count(old) == 1
+    path = tmp_path / "seeds.toml"
+    path.write_text(text.replace(old, f'better = "higher", {new} }}'))
+    with pytest.raises(SeedsError, match=message):
+        load_seed_file(path)
+
+
+def test_a_workload_only_for_a_precondition_needs_one(tmp_path: Path) -> None:
+    path = write(tmp_path, mutated('result = "ops_per_s", better = "higher" }', 'result = "ops_per_s", better = "higher", conditions = ["precondition"] }'))
+    with pytest.raises(SeedsError, match=r"seed\[0\].workloads: \['[a-z0-9]+'\] run only under the precondition, and the seed declares no"):
+        load_seeds(path)
