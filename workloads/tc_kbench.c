@@ -671,9 +671,9 @@ static double now_s(void)
 }
 
 /*
- * The warm-up's acquisitions, from its result's "acquisitions" line: counts
- * the kernel keeps over the whole testcase (its lock events) are divided
- * by the warm-up's operations and the runs'.
+ * The warm-up's acquisitions, from its result's "acquisitions" line: a
+ * count the kernel keeps over the whole testcase (its lock events) covers
+ * the warm-up's operations as well as the runs'.
  */
 static unsigned long long warmup_acquisitions(void)
 {
