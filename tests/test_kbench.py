@@ -298,8 +298,8 @@ def test_kbench_counts_the_writers_from_the_first_thread_lines(programs: Path, t
     assert run_fake(bench, args).result()["metrics"]["runs"][0]["write_acquisitions"] == 3000
 
 
-# A kernel built without CONFIG_LOCKSTUDY_BENCH_RWSEM: no lock= or writers= files, the result as before
-# lockstudy-bench-rwsem.patch (every build but smp-rwsem-bench).
+# A kernel without lockstudy-bench-rwsem.patch (every build but smp-rwsem-bench): no lock= or writers=
+# files, the result as before it.
 WITHOUT_RWSEM = tuple(name for name in SETTINGS if name not in ("lock", "writers"))
 OLD_RESULT = "".join(line + "\n" for line in FAKE_RESULT.splitlines()
                      if line.split()[0] not in ("lock", "writers", "write_acquisitions", "reader_overlaps"))  # fmt: skip
@@ -320,4 +320,4 @@ def test_kbench_says_when_the_kernel_has_no_rwsem_bench(programs: Path, tmp_path
     bench = fake_bench(tmp_path, OLD_RESULT, settings=WITHOUT_RWSEM)
     run = run_fake(bench, RWSEM_ARGS)
     assert run.returncode != 0 and run.stdout == ""
-    assert "lock=rwsem: this kernel's bench has no rwsem" in run.stderr and "CONFIG_LOCKSTUDY_BENCH_RWSEM" in run.stderr
+    assert "lock=rwsem: this kernel's bench has no rwsem" in run.stderr and "smp-rwsem-bench" in run.stderr

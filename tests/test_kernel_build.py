@@ -61,7 +61,9 @@ def test_build_outputs_and_info(name: str) -> None:
         installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", source.DEBIAN_PACKAGE], capture_output=True, text=True).stdout
         assert info["source"]["debian_version"] == installed
     assert info["source"]["kernel_version"].startswith("6.1.")
-    assert info["patches"]["series_sha256"] == SERIES.digest
+    # the series, and after it the build's own patches (builds.toml extra_patches)
+    extra = tuple(specs.PATCHES_DIR / patch for patch in BUILDS[name].extra_patches)
+    assert info["patches"]["series_sha256"] == SERIES.extended(extra).digest
     assert info["config"]["config_sha256"] == source.file_sha256(out / "config")
     assert info["outputs"]["vmlinux"]["sha256"] == source.file_sha256(out / "vmlinux")
     assert "ccache gcc" in info["make_command"]
@@ -86,11 +88,8 @@ def test_smp_config(name: str) -> None:
 def test_the_series_options_are_on(name: str) -> None:
     """allnoconfig turns prompted options off: the series' own must be asked for."""
     config = resolved_config(name)
-    kept_off = specs.load_settings().series_options_off
-    off = [s for s in SERIES.prompted_bool_symbols() if not is_on(config, s) and s not in kept_off]
+    off = [s for s in SERIES.prompted_bool_symbols() if not is_on(config, s)]
     assert not off, f"{name}: options of kernel/patches/series left off: {off}"
-    # builds.toml's series_options_off stay off unless a fragment turns them on
-    assert not [s for s in kept_off if is_on(config, s)], f"{name}: {list(kept_off)} must be off"
 
 
 @pytest.mark.kernel
@@ -135,31 +134,38 @@ def test_lockevents_build_is_smp_with_the_lock_event_counters() -> None:
 
 
 @pytest.mark.kernel
-def test_rwsem_bench_build_is_lockevents_with_the_bench_rwsem() -> None:
-    """Seed 003's bench build: the lock bench's rwsem on top of the counters, nothing else changed."""
+def test_rwsem_bench_build_is_lockevents_with_the_bench_patch_alone() -> None:
+    """Seed 003's bench build: smp-lockevents' config, with lockstudy-bench-rwsem.patch applied after the
+    series; no other build applies it, so their kernels stay the ones the study's runs booted."""
     bench, lockevents = resolved_config("smp-rwsem-bench"), resolved_config("smp-lockevents")
     assert BUILDS["smp-rwsem-bench"].measurement
-    differing = {o for o in set(bench) | set(lockevents) if bench.get(o) != lockevents.get(o)}
-    assert differing == {"CONFIG_LOCKSTUDY_BENCH_RWSEM"}, sorted(differing)
-    assert is_on(bench, "LOCKSTUDY_BENCH_RWSEM")
+    assert bench == lockevents
+    infos = {name: json.loads((built(name) / BUILD_INFO).read_text()) for name in ("smp-rwsem-bench", "smp-lockevents")}
+    assert infos["smp-lockevents"]["patches"]["series_sha256"] == SERIES.digest
+    assert infos["smp-rwsem-bench"]["patches"]["series_sha256"] == SERIES.extended((specs.PATCHES_DIR / "lockstudy-bench-rwsem.patch",)).digest
+    assert "lockstudy-bench-rwsem.patch" not in [path.name for path in SERIES.patches]
 
 
-def test_series_options_off_stay_off_and_must_be_the_series(tmp_path: Path) -> None:
-    """A prompted option of the series is on in every build, but for [settings] series_options_off;
-    a name there that the series does not define is an error naming the file."""
-    import dataclasses
-
-    from lockstudy.kernel.build import BuildFailed, BuildPlan
-
+def test_extra_patches_follow_the_series_in_a_tree_of_their_own(tmp_path: Path) -> None:
     (tmp_path / "series").write_text("0001-a.patch\n")
-    (tmp_path / "0001-a.patch").write_text("+config LOCKSTUDY_ON\n+\tbool \"A switch\"\n+config LOCKSTUDY_LATE\n+\tbool \"Later\"\n")
+    for name in ("0001-a.patch", "0002-extra.patch"):
+        (tmp_path / name).write_text(f"+{name}\n")
     series = source.read_series(tmp_path / "series")
-    settings = dataclasses.replace(specs.load_settings(), series_options_off=("LOCKSTUDY_LATE",))
-    plan = BuildPlan(spec=BUILDS["smp"], source=None, series=series, fragments=[], settings=settings, compiler_version="gcc")  # type: ignore[arg-type]
-    assert plan.series_options() == ["CONFIG_LOCKSTUDY_ON=y"]
-    plan.settings = dataclasses.replace(settings, series_options_off=("LOCKSTUDY_GONE",))
-    with pytest.raises(BuildFailed, match=r"builds.toml: \[settings\] series_options_off: \['LOCKSTUDY_GONE'\] is no bool option"):
-        plan.series_options()
+    extended = series.extended((tmp_path / "0002-extra.patch",))
+    assert [p.name for p in extended.patches] == ["0001-a.patch", "0002-extra.patch"]
+    assert extended.digest != series.digest and series.extended(()) is series
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ('extra_patches = ["absent.patch"]', r"extra patch 'absent.patch' not found in"),
+    ('extra_patches = ["lockstudy-bench-rwsem.patch"]\nseed_objects_from = "smp"', r"a patched tree of its own: no other build's object dir"),
+])  # fmt: skip
+def test_a_bad_extra_patch_is_named(tmp_path: Path, entry: str, message: str) -> None:
+    builds = tmp_path / "builds.toml"
+    builds.write_text('[[build]]\nname = "smp"\ndescription = "d"\nmeasurement = true\ndefault = true\n'
+                      f'[[build]]\nname = "x"\ndescription = "d"\nmeasurement = true\n{entry}\n')  # fmt: skip
+    with pytest.raises(specs.SpecError, match=message):
+        specs.load_builds(builds)
 
 
 @pytest.mark.kernel

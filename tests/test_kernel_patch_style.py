@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lockstudy.kernel.source import SourceError, locate_source, read_series, unpacked_source
+from lockstudy.kernel.specs import load_builds
 
 pytestmark = [pytest.mark.kernel]
 
@@ -41,7 +42,11 @@ def expected(patch: str, message: str) -> bool:
     return any(text in message and (where is None or patch in where) for text, where in EXPECTED_WARNINGS)
 
 
-@pytest.mark.parametrize("patch", [path.name for path in read_series().patches])
+# the series, and the patches a build applies after it (builds.toml extra_patches)
+PATCHES = [path.name for path in read_series().patches] + sorted({name for spec in load_builds().values() for name in spec.extra_patches})
+
+
+@pytest.mark.parametrize("patch", PATCHES)
 def test_the_patch_is_checkpatch_clean(checkpatch: Path, patch: str, tmp_path: Path) -> None:
     path = read_series().series_file.parent / patch
     # Outside any git checkout: in one, checkpatch asks git about the patch's commits and lines, and misreads it.

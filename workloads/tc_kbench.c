@@ -708,7 +708,7 @@ static void bench(void)
 	write_setting("placement", param("placement")->value, "placement");
 	if (is_rwsem()) {
 		if (!bench_has("lock"))
-			die(0, "lock=rwsem: this kernel's bench has no rwsem (%s/lock is absent: a build without CONFIG_LOCKSTUDY_BENCH_RWSEM; smp-rwsem-bench has it)",
+			die(0, "lock=rwsem: this kernel's bench has no rwsem (%s/lock is absent: only the smp-rwsem-bench build applies lockstudy-bench-rwsem.patch)",
 			    bench_dir);
 		write_setting("lock", "rwsem", "lock");
 		write_setting("writers", param("writers")->value, "writers");

@@ -42,7 +42,7 @@ from lockstudy.kernel.source import (
     read_series,
     tree_dir,
 )
-from lockstudy.kernel.specs import BUILDS_FILE, BuildSettings, BuildSpec, load_settings
+from lockstudy.kernel.specs import PATCHES_DIR, BuildSettings, BuildSpec, load_settings
 from lockstudy.paths import ROOT, build_dir, cache_dir
 
 # Bump when the way outputs are produced changes, so old outputs are rebuilt.
@@ -114,14 +114,8 @@ class BuildPlan:
         }
 
     def series_options(self) -> list[str]:
-        """The series' own bool options: on in every build unless a fragment says otherwise, but for
-        builds.toml's series_options_off, which only a build's fragment turns on."""
-        symbols = self.series.prompted_bool_symbols()
-        unknown = [symbol for symbol in self.settings.series_options_off if symbol not in symbols]
-        if unknown:
-            raise BuildFailed(f"{BUILDS_FILE}: [settings] series_options_off: {unknown} is no bool option with a "
-                              f"prompt that kernel/patches/series adds ({', '.join(symbols)})")  # fmt: skip
-        return [f"CONFIG_{symbol}=y" for symbol in symbols if symbol not in self.settings.series_options_off]
+        """The series' own bool options: on in every build unless a fragment says otherwise."""
+        return [f"CONFIG_{symbol}=y" for symbol in self.series.prompted_bool_symbols()]
 
     def config_inputs(self, object_dir: Path) -> list[Path]:
         """base.config, the generated series fragment, then the build's fragments."""
@@ -137,7 +131,7 @@ class BuildPlan:
 
 def plan_build(spec: BuildSpec, source: KernelSource | None = None, series: PatchSeries | None = None) -> BuildPlan:
     source = source or locate_source()
-    series = series or read_series()
+    series = (series or read_series()).extended(tuple(PATCHES_DIR / name for name in spec.extra_patches))
     compiler = first_line_of([COMPILER, "--version"], "run ./run.sh setup (build-essential)")
     return BuildPlan(
         spec=spec,

@@ -70,6 +70,16 @@ class PatchSeries:
     def key(self) -> str:
         return self.digest[:KEY_LENGTH]
 
+    def extended(self, extra: tuple[Path, ...]) -> PatchSeries:
+        """The series with `extra` applied after it (one build's own patches, builds.toml extra_patches):
+        another digest, so a patched tree of its own."""
+        if not extra:
+            return self
+        digest = hashlib.sha256(self.digest.encode())
+        for patch in extra:
+            digest.update(f"{patch.name}\0{file_sha256(patch)}\n".encode())
+        return PatchSeries(self.series_file, (*self.patches, *extra), digest.hexdigest())
+
     def defined_kconfig_symbols(self) -> frozenset[str]:
         """Kconfig symbols that some patch of the series adds."""
         pattern = re.compile(r"^\+\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$", re.MULTILINE)

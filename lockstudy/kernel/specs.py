@@ -33,6 +33,8 @@ class BuildSpec:
     fragments_if_kconfig: tuple[tuple[str, tuple[str, ...]], ...]
     requires_kconfig: tuple[str, ...]
     seed_objects_from: str | None = None
+    # patches of kernel/patches/ this build applies after the series, which no other build applies
+    extra_patches: tuple[str, ...] = ()
 
     def fragment_paths(self, defined_symbols: frozenset[str]) -> list[Path]:
         """The config files merged for this build, base first, in order."""
@@ -52,8 +54,6 @@ class BuildSettings:
     reproducible_env: dict[str, str]
     make_target: str
     keep_trees: int
-    # series options that stay off unless a build's fragment turns them on
-    series_options_off: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,10 @@ def load_settings(path: Path = BUILDS_FILE) -> BuildSettings:
         reproducible_env={str(k): str(v) for k, v in env.items()},
         make_target=_field(settings, "make_target", str, where),
         keep_trees=_field(settings, "keep_trees", int, where),
-        series_options_off=_strings(_field(settings, "series_options_off", list, where, []), f"{where}.series_options_off"),
     )
 
 
-def load_builds(path: Path = BUILDS_FILE, configs_dir: Path = CONFIGS_DIR) -> dict[str, BuildSpec]:
+def load_builds(path: Path = BUILDS_FILE, configs_dir: Path = CONFIGS_DIR, patches_dir: Path = PATCHES_DIR) -> dict[str, BuildSpec]:
     with open(path, "rb") as handle:
         data = tomllib.load(handle)
     builds: dict[str, BuildSpec] = {}
@@ -110,11 +109,18 @@ def load_builds(path: Path = BUILDS_FILE, configs_dir: Path = CONFIGS_DIR) -> di
             ),
             requires_kconfig=_strings(_field(entry, "requires_kconfig", list, where, []), f"{where}.requires_kconfig"),
             seed_objects_from=_field(entry, "seed_objects_from", str, where, "") or None,
+            extra_patches=_strings(_field(entry, "extra_patches", list, where, []), f"{where}.extra_patches"),
         )
         every = [*spec.fragments, *(n for _, names in spec.fragments_if_kconfig for n in names)]
         for fragment in every:
             if not (configs_dir / fragment).is_file():
                 raise SpecError(f"{where} ({name}): fragment {fragment!r} not found in {configs_dir}")
+        for patch in spec.extra_patches:
+            if not (patches_dir / patch).is_file():
+                raise SpecError(f"{where} ({name}): extra patch {patch!r} not found in {patches_dir}")
+        if spec.extra_patches and spec.seed_objects_from:
+            raise SpecError(f"{where} ({name}): a build with extra_patches has a patched tree of its own: "
+                            "no other build's object dir to seed from (leave seed_objects_from out)")  # fmt: skip
         builds[name] = spec
     if not builds:
         raise SpecError(f"{path}: no [[build]] entries")
