@@ -289,6 +289,25 @@ def test_a_traced_run_packed_with_one_readers_result_is_packed_again_when_the_ot
     assert list(archive_campaign(campaign, there, settings(tmp_path)))[0].startswith(f"{campaign.name}: 0 run(s) packed")
 
 
+def test_a_traced_run_is_packed_again_when_a_reader_made_its_result_again_with_other_code(
+    tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report that redraws a teaching chart with today's chart code replaces the cache's record; the archive
+    kept yesterday's, which a machine without the trace cannot use. It is packed again, once."""
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(tmp_path / "cache"))
+    there = CampaignStore(campaign.name, tmp_path / "machine")
+    spec = campaign.runs[0]
+    trace = make_done_run(there, spec, traced=True) / "roi.trace.gz"
+    made_from = {"format": 1, "code_sha256": "code-of-yesterday", **trace_cache.trace_identity(trace)}
+    trace_cache.store(trace_cache.cache_file("hotlines", trace), {"made_from": made_from, "rois": []})
+    list(archive_campaign(campaign, there, settings(tmp_path)))
+    assert read_index(tmp_path / "archive" / campaign.name)[spec.run_id]["derived_code"] == {"hotlines": "code-of-yesterday"}
+    trace_cache.store(trace_cache.cache_file("hotlines", trace), {"made_from": {**made_from, "code_sha256": "code-of-today"}, "rois": []})
+    lines = list(archive_campaign(campaign, there, settings(tmp_path)))
+    assert read_index(tmp_path / "archive" / campaign.name)[spec.run_id]["derived_code"] == {"hotlines": "code-of-today"}, lines
+    assert list(archive_campaign(campaign, there, settings(tmp_path)))[0].startswith(f"{campaign.name}: 0 run(s) packed")
+
+
 def test_a_trace_neither_here_nor_kept_is_left_out_with_a_warning_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gone = tmp_path / "roi.trace.gz"
     read: list[Path] = []

@@ -103,6 +103,18 @@ def derived_record(trace: Path, redigested: dict[str, str]) -> dict[str, Any]:
     return {"format": trace_cache.DERIVED_FORMAT, "trace": {"name": trace.name, "bytes": identity["trace_bytes"]}, "readers": readers}
 
 
+def readers_code(record: dict[str, Any]) -> dict[str, str]:
+    """Each reader's code digest in a derived record (its made_from `code_sha256`, or the chart's `code`):
+    what says that a reader's kept result is another code's."""
+    code: dict[str, str] = {}
+    for folder, data in record["readers"].items():
+        made = data.get("made_from") or {}
+        digest = made.get("code_sha256", made.get("code"))
+        if isinstance(digest, str):
+            code[folder] = digest
+    return code
+
+
 def tar_members(members: dict[str, bytes], preset: int) -> bytes:
     """An xz'd tar of `members` (name -> bytes), the same bytes for the same members."""
     sink = io.BytesIO()
@@ -139,19 +151,25 @@ def pack_run(run_path: Path, campaign_path: Path, study: str, preset: int) -> Pa
     trace = out / publish.TRACE
     traced = result.get("provenance", {}).get("trace") not in (None, TRACE_OFF)
     derived: list[str] = []
+    derived_code: dict[str, str] = {}
     if trace.is_file():
         record = derived_record(trace, redigested)
         derived = sorted(record["readers"])
+        derived_code = readers_code(record)
         members[f"{OUT}/{trace_cache.derived_file(trace).name}"] = (json.dumps(record, sort_keys=True) + "\n").encode()
     data = tar_members(members, preset)
-    entry = {"study": study, "bytes": len(data), "sha256": sha256(data), "traced": traced, "derived": derived, "made_with": made_with(result)}
+    entry = {"study": study, "bytes": len(data), "sha256": sha256(data), "traced": traced, "derived": derived,
+             "derived_code": derived_code, "made_with": made_with(result)}  # fmt: skip
     return PackedRun(data, entry)
 
 
 def needs_packing(entry: dict[str, Any] | None, tar: Path, run_path: Path) -> bool:
     """Not packed yet, its tar gone, packed from a run of the same id made with another machine file, kernel
-    build or image (staleness.made_with; this one replaces it), or packed before one of its trace's readers had
-    kept anything and it has since (a run packed with its lock attribution only gains its hot-line profile)."""
+    build or image (staleness.made_with; this one replaces it), packed before one of its trace's readers had
+    kept anything and it has since (a run packed with its lock attribution only gains its hot-line profile), or
+    packed with a reader's result that the reader's code has since made again, here from the trace (a teaching
+    chart redrawn by today's chart code: the archive kept the old one, which a machine without the trace could
+    then not use)."""
     if entry is None or not tar.is_file():
         return True
     if entry.get("made_with") != made_with(json.loads((run_path / OUT / "result.json").read_text())):
@@ -161,7 +179,11 @@ def needs_packing(entry: dict[str, Any] | None, tar: Path, run_path: Path) -> bo
         return False
     # derived_record's own test of what was kept from this trace: a cache file left by an earlier trace of the
     # same path is not a new result, and would otherwise repack the run at every archive.
-    return not set(derived_record(trace, {})["readers"]) <= set(entry.get("derived") or ())
+    today = derived_record(trace, {})
+    if not set(today["readers"]) <= set(entry.get("derived") or ()):
+        return True
+    packed = entry.get("derived_code") or {}
+    return any(packed.get(folder) != code for folder, code in readers_code(today).items())
 
 
 def archive_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings) -> Iterator[str]:
