@@ -67,6 +67,15 @@ def test_two_configurations_of_one_size_are_refused() -> None:
         comparison_table(pd.DataFrame(rows))
 
 
+def test_another_experiments_kbench_runs_are_not_the_sweeps() -> None:
+    """Seed 003's rwsem bench (lock=rwsem, writers=4) ran on altix-numa at 4 nodes with the boot variant,
+    qspinlock: the report refused the whole comparison as two configurations of one size."""
+    other = dict(kbench(RULES.node_local, 2, "cna", 9, 0.1, 1.0, 1.0, kernel_build="smp-rwsem-bench"),
+                 run_spec="kbench:lock=rwsem,writers=4,duration_ms=10,hold_loops=10,think_loops=10")  # fmt: skip
+    table = comparison_table(pd.DataFrame(sweep() + [other]))
+    assert table["n"].max() == 3 and len(table) == 2 * 3 * 2 * len(RULES.metrics)
+
+
 def test_the_two_models_stand_in_one_row_per_size_and_variant() -> None:
     wide = side_by_side(comparison_table(pd.DataFrame(sweep())), LOCAL_SHARE, RULES)
     assert list(wide.columns) == ["nodes", "cpus", "variant", *RULES.machines]
