@@ -46,6 +46,20 @@ def mean_and_interval_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd
 SIZE_AXES = {"cpus": "CPUs", "copies": "copies (the workload's threads, clients or processes)"}
 
 
+# kbench's lock= (lockstudy-bench-rwsem.patch): a chart of the spinlock variants leaves the rwsem's runs out
+KBENCH_LOCK, KBENCH_SPINLOCK = "lock", "spinlock"
+
+
+def spinlock_bench_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The kbench rows that bench a spinlock variant: not the bench's rwsem (kbench lock=rwsem, seed 003's
+    wakers), whose series would be named by a spinlock variant it does not run (its wait_lock's, the boot
+    one). Its runs are judged in its seed's section."""
+    specs = rows.get("run_spec", pd.Series("", index=rows.index)).fillna("")
+    rois = rows.get("roi", pd.Series(0, index=rows.index))
+    keep = [run_parameters(str(spec), roi).get(KBENCH_LOCK, KBENCH_SPINLOCK) == KBENCH_SPINLOCK for spec, roi in zip(specs, rois)]
+    return rows[keep]
+
+
 def throughput_x(rows: pd.DataFrame) -> str:
     """A throughput chart's size axis: "copies" where the workload's copies, not the machine, are its size
     (pft runs 1 and 2 threads on one 2-CPU node, and its threads, as the seed's, go 1, 2, 4 ... 32, the

@@ -43,7 +43,7 @@ from analysis.lock_budget.rules import load_budget
 from analysis.lock_budget.section import budget_section
 from analysis.model_comparison.section import model_comparison_section
 from analysis.reporting import discussion, plots
-from analysis.reporting.chart_points import SIZE_AXES, mean_and_interval_by, mean_by, throughput_series, throughput_x
+from analysis.reporting.chart_points import SIZE_AXES, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_series, throughput_x
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
 from analysis.seed_verdicts import seed_comparison, seed_evidence, seeds, upstream_moves
@@ -134,6 +134,10 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         rate, source = rate_of(str(testcase))
         if rate not in group or group[rate].isna().all():
             continue
+        if testcase == KBENCH:
+            group = spinlock_bench_rows(group)
+            if group.empty:
+                continue
         series = "variant" if testcase == KBENCH else "boot_args"
         labelled = group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot"))
         size = throughput_x(labelled)

@@ -158,6 +158,16 @@ def test_pfts_throughput_is_drawn_against_its_threads_one_line_per_variant_and_b
     assert throughput_x(fixed.assign(copies=[1.0, float("nan"), 4.0, 8.0])) == "cpus"
 
 
+def test_the_kbench_chart_of_spinlock_variants_leaves_the_rwsem_bench_out() -> None:
+    """kbench lock=rwsem runs the boot variant's wait_lock: on the variants' chart it was a line named
+    "qspinlock, ..., lock=rwsem, ..." whose legend squeezed the plot to nothing."""
+    from analysis.reporting.chart_points import spinlock_bench_rows
+
+    rows = pd.DataFrame({"run_spec": ["kbench:variant=cna,duration_ms=10", "kbench:lock=rwsem,writers=4,duration_ms=10",
+                                      "kbench:lock=spinlock,variant=tas"], "roi": [0, 0, 0]})  # fmt: skip
+    assert spinlock_bench_rows(rows).index.tolist() == [0, 2]
+
+
 def test_the_rates_table_tells_configurations_on_as_many_cpus_apart_by_their_copies() -> None:
     """pft with 1 and with 2 threads on one 2-CPU node are two configurations: the rates table shows the
     threads beside the CPUs (the rerun report listed them as two rows of one configuration, 47 k and 78 k)."""
