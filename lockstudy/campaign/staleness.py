@@ -32,6 +32,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -96,8 +97,10 @@ def run_testcases(spec: RunSpec) -> frozenset[str] | None:
         return None
 
 
+@lru_cache(maxsize=None)
 def load_same_runs(path: Path = SAME_RUNS_FILE) -> dict[str, str]:
-    """image_inputs.toml: "<input> <sha256>" -> the first version declared the same for that input."""
+    """image_inputs.toml: "<input> <sha256>" -> the first version declared the same for that input; read
+    once per file (every run a restore or a launch compares asks for it)."""
     entries = typed_field(read_toml(path), "same_runs", list, str(path), default=[])
     same: dict[str, str] = {}
     for index, entry in enumerate(entries):
