@@ -18,8 +18,8 @@ import pandas as pd
 from analysis.model_comparison.rules import ComparisonRules, ModelComparisonError, load_rules
 from analysis.statistics.configurations import configuration_spread, run_ids
 from analysis.statistics.intervals import mean_interval
-from analysis.statistics.pooling import check_poolable, run_parameters, split_traced
-from analysis.traffic.handoffs import load_bounds
+from analysis.statistics.pooling import check_poolable, split_traced
+from analysis.traffic.handoffs import sweep_runs
 from analysis.statistics.rules import StatisticsRules
 from analysis.statistics.rules import load_rules as load_statistics_rules
 
@@ -28,16 +28,10 @@ COLUMNS = ["machine", "nodes", "cpus", "variant", "metric", "n", "mean", "ci_low
 
 
 def sweep_rows(table: pd.DataFrame, rules: ComparisonRules) -> pd.DataFrame:
-    """The untraced kbench rows of the two models that belong to the sweep: no kbench parameter beyond
-    bounds.toml's kbench_parameters, as the hand-off bound takes them (seed 003's rwsem bench, lock=rwsem,
-    and seed 000's placement runs are other experiments)."""
-    if table.empty or not {"machine", "testcase"} <= set(table.columns):
-        return table.iloc[0:0]
-    rows = table[(table["testcase"] == rules.testcase) & table["machine"].isin(rules.machines)]
-    if not rows.empty and "run_spec" in rows:
-        allowed = set(load_bounds().kbench_parameters)
-        rois = rows.get("roi", pd.Series(0, index=rows.index))
-        rows = rows[[set(run_parameters(spec, roi)) <= allowed for spec, roi in zip(rows["run_spec"], rois)]]
+    """The untraced rows of the two models' sweep (analysis/traffic/handoffs.py sweep_runs: the rule the
+    hand-off bound takes them by; traced runs serve attribution only)."""
+    rows = sweep_runs(table, rules.testcase)
+    rows = rows[rows["machine"].isin(rules.machines)] if "machine" in rows else rows.iloc[0:0]
     return split_traced(rows, what="model comparison")[0] if not rows.empty else rows
 
 

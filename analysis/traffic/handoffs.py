@@ -138,16 +138,25 @@ def slope_interval(waiters: list[float], samples: list[list[float]], rules: Stat
     return Slope(value, value - half, value + half, runs)
 
 
-def handoff_runs(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:
-    """The kbench ROIs that measure hand-offs: contended (hand-offs counted), and with no kbench parameter
-    beyond bounds.toml's kbench_parameters (a placement=... run is another experiment)."""
-    bounds = bounds or load_bounds()
-    rows = table[(table["testcase"] == KBENCH) & (table["handoffs"] > 0)]
+def sweep_runs(table: pd.DataFrame, testcase: str = KBENCH, bounds: Bounds | None = None) -> pd.DataFrame:
+    """The rows of `testcase` (kbench) that belong to its sweep over sizes: no run-spec parameter beyond
+    bounds.toml's kbench_parameters. A placement=... run (seed 000's false sharing) or the bench's rwsem
+    (lock=rwsem, seed 003's wakers) is another experiment, judged in its seed's section. The one rule
+    for the hand-off bound, the model comparison and the per-lock hand-off rows."""
+    if table.empty or "testcase" not in table:
+        return table.iloc[0:0]
+    rows = table[table["testcase"] == testcase]
     if rows.empty or "run_spec" not in rows:
         return rows
-    allowed = set(bounds.kbench_parameters)
-    plain = [set(run_parameters(spec, roi)) <= allowed for spec, roi in zip(rows["run_spec"], rows.get("roi", pd.Series(0, index=rows.index)))]
-    return rows[plain]
+    allowed = set((bounds or load_bounds()).kbench_parameters)
+    rois = rows.get("roi", pd.Series(0, index=rows.index))
+    return rows[[set(run_parameters(spec, roi)) <= allowed for spec, roi in zip(rows["run_spec"], rois)]]
+
+
+def handoff_runs(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:
+    """The kbench ROIs that measure hand-offs: the sweep's (`sweep_runs`), contended (hand-offs counted)."""
+    rows = sweep_runs(table, KBENCH, bounds)
+    return rows[rows["handoffs"] > 0] if "handoffs" in rows else rows.iloc[0:0]
 
 
 def contended(table: pd.DataFrame, bounds: Bounds, metric: str | None = None) -> pd.DataFrame:

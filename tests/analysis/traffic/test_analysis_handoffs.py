@@ -140,3 +140,28 @@ def test_the_slopes_interval_is_students_t_over_the_sizes_means() -> None:
     assert measured.value == pytest.approx(5.25) and measured.runs == (2, 2)
     assert (measured.low, measured.high) == (pytest.approx(5.25 - half, rel=1e-3), pytest.approx(5.25 + half, rel=1e-3))
     assert measured.order(0.5) == "" and handoffs.slope_interval([3.0, 7.0], [[10.0, 10.1], [30.0, 30.1]]).order(0.5) == "N"
+
+
+def test_the_sweep_is_one_rule_for_the_bound_and_the_model_comparison() -> None:
+    """A kbench run with a parameter beyond bounds.toml's kbench_parameters (seed 000's placement=,
+    seed 003's lock=rwsem) is another experiment: the hand-off bound and the model comparison both
+    leave it out, by the one rule (handoffs.sweep_runs); other testcases are never the sweep."""
+    from analysis.model_comparison.rules import load_rules
+    from analysis.model_comparison.table import sweep_rows
+
+    rules = load_rules()
+    machine = rules.machines[0]
+    base = {"testcase": "kbench", "machine": machine, "handoffs": 10.0, "roi": 0, "trace": "off"}
+    rows = pd.DataFrame([
+        dict(base, run_id="sweep", run_spec="kbench:variant=cna,duration_ms=20,repeat=2"),
+        dict(base, run_id="placement", run_spec="kbench:variant=cna,duration_ms=20,placement=shared"),
+        dict(base, run_id="rwsem", run_spec="kbench:lock=rwsem,writers=4,duration_ms=10"),
+        dict(base, run_id="uncontended", handoffs=0.0, run_spec="kbench:variant=cna,duration_ms=20"),
+        dict(base, run_id="pft", testcase="pft", run_spec="pft:threads=4"),
+        dict(base, run_id="traced", trace="protocol", run_spec="kbench:variant=cna,duration_ms=8"),
+    ])  # fmt: skip
+    assert list(handoffs.sweep_runs(rows)["run_id"]) == ["sweep", "uncontended", "traced"]
+    assert list(handoffs.handoff_runs(rows)["run_id"]) == ["sweep", "traced"]
+    # the model comparison also leaves the traced run out: attribution only
+    assert list(sweep_rows(rows, rules)["run_id"]) == ["sweep", "uncontended"]
+    assert handoffs.sweep_runs(rows.iloc[0:0]).empty
