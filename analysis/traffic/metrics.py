@@ -328,12 +328,21 @@ def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
 
 def lock_events_per_op(entry: dict[str, Any], guest: dict[str, Any], events: tuple[str, ...]) -> dict[str, float]:
     """The named lock events per operation of the whole testcase (metrics.toml [lock_events]): the count
-    over ops x (warmup + iterations) / iterations. NaN for a kernel without the counters, and for a
-    testcase timed in seconds, whose warm-up's operations are not counted."""
+    over ops x (warmup + iterations) / iterations, or over ops + warmup_ops where the testcase counts
+    its warm-up's operations itself (kbench, whose warm-up is timed). NaN for a kernel without the
+    counters, and for a testcase timed in seconds, whose warm-up's operations are not counted."""
     counts = entry.get("lock_event_counts")
-    ops, warmup, iterations = (guest.get(key) for key in ("ops", "warmup", "iterations"))
-    numbers = all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (ops, warmup, iterations))
-    whole = ops * (warmup + iterations) / iterations if numbers and iterations and ops else math.nan  # type: ignore[operator]
+    ops, warmup, iterations, warmup_ops = (guest.get(key) for key in ("ops", "warmup", "iterations", "warmup_ops"))
+
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if number(ops) and number(warmup_ops) and ops + warmup_ops:
+        whole = float(ops + warmup_ops)
+    elif all(number(value) for value in (ops, warmup, iterations)) and iterations and ops:
+        whole = ops * (warmup + iterations) / iterations
+    else:
+        whole = math.nan
     rates = {}
     for name in events:
         count = counts.get(name) if isinstance(counts, dict) else None

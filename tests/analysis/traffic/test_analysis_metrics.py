@@ -160,6 +160,18 @@ def test_lock_events_per_operation_count_the_whole_testcase_warm_up_too() -> Non
     assert all(math.isnan(value) for value in metrics.lock_events_per_op({"lock_event_counts": None}, guest, events).values())
 
 
+def test_kbench_lock_events_per_operation_count_its_timed_warm_up() -> None:
+    """kbench's warm-up is timed (warmup_ms), not counted in iterations: it reports the warm-up's
+    acquisitions itself, and the counts over the whole testcase are per acquisition of both."""
+    entry = {"lock_event_counts": {"rwsem_wake_skipped": 300, "rwsem_wake_writer": 1200}}
+    guest = {"testcase": "kbench", "ops": 9000, "warmup_ops": 1000, "duration_ms": 10}
+    rates = metrics.lock_events_per_op(entry, guest, ("rwsem_wake_skipped",))
+    assert rates["lockevent.rwsem_wake_skipped_per_op"] == 300 / 10000
+    # without it (a kbench JSON before warmup_ops) the warm-up is unknown: NaN, never over ops alone
+    older = {key: value for key, value in guest.items() if key != "warmup_ops"}
+    assert math.isnan(metrics.lock_events_per_op(entry, older, ("rwsem_wake_skipped",))["lockevent.rwsem_wake_skipped_per_op"])
+
+
 def test_a_lock_event_that_is_not_a_name_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "metrics.toml"
     bad.write_text(metrics.DATA_FILE.read_text().replace('per_op = ["rwsem_wake_skipped"', 'per_op = ["Rwsem wake"'))
