@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from analysis.calibration.section import calibration_section
 from analysis.command import RUNS_FOLDER
 from analysis.gem5_output.run_provenance import RunProvenance
 from analysis.gem5_output.runs import Results, load_results
+from analysis.handoff_chart.teaching import FOLDER as TEACHING_FOLDER
 from analysis.handoff_chart.teaching import teaching_section
 from analysis.hotlines.claim_lines import with_top_lines
 from analysis.hotlines.section import hotlines_section
@@ -566,6 +568,8 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         lock_section, lock_summary = locks_section(results, table, out)
         sections.append(lock_section)
     with timed_step("the teaching page: one hand-off of each lock, message by message"):
+        # the folder is the page's alone: a chart an earlier report drew (another run's hand-off) is not left behind
+        shutil.rmtree(out / TEACHING_FOLDER, ignore_errors=True)
         teaching = teaching_section(results, table, out)
         if teaching is not None:
             sections.append(teaching)

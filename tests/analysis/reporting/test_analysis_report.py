@@ -15,6 +15,7 @@ from lockstudy.campaign.loader import load_campaign
 from lockstudy.paths import ROOT, cache_dir
 
 CAMPAIGN = ROOT / "campaigns" / "machines.toml"
+STALE_CHART = Path("handoffs") / "altix-numa-tas" / "bench_lock-handoff-1.svg"
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,9 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not any(FIXTURES.glob("*/stats.txt")):
         pytest.skip("no real gem5 fixtures")
     out = tmp_path_factory.mktemp("report")
+    # a chart an earlier report drew, of a hand-off this one does not draw
+    (out / STALE_CHART).parent.mkdir(parents=True)
+    (out / STALE_CHART).write_text("<svg/>")
     result = subprocess.run(
         [str(ROOT / "run.sh"), "report", str(CAMPAIGN), "--results", str(FIXTURES), "--out", str(out)],
         capture_output=True, text=True, timeout=300,
@@ -38,6 +42,17 @@ def test_report_files_are_written(report_dir: Path) -> None:
         assert f"## {title}" in markdown
     for link in re.findall(r"\]\((figures/[^)]+)\)", markdown):
         assert (report_dir / link).is_file(), link
+
+
+def test_the_teaching_folder_holds_only_this_reports_charts(report_dir: Path) -> None:
+    """A re-simulated run's median hand-off is another one: the chart an earlier report drew into
+    handoffs/ must not stay beside the new one (the report owns the folder)."""
+    assert not (report_dir / STALE_CHART).exists()
+    markdown = (report_dir / "report.md").read_text()
+    charts = sorted((report_dir / "handoffs").rglob("*.png"))
+    assert charts, "the fixture's traced kbench run draws a chart"
+    for chart in charts:
+        assert f"]({chart.relative_to(report_dir)})" in markdown, chart
 
 
 def test_tables_hold_the_fixtures_numbers(report_dir: Path) -> None:
