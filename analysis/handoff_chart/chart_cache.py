@@ -11,8 +11,10 @@ what they were made from:
 - the trace's identity (path, size, modification time) and the sha256 of
   the run's result.json (a run's status adds a note to its chart);
 - the lock and the hand-off asked for (--index, --tick or the median);
-- the code that draws: every module of analysis/handoff_chart/ and
-  analysis/traffic/, the protocol rules, and matplotlib's version (the PNG).
+- the code that draws: draw.py and the modules of analysis/handoff_chart/
+  and analysis/traffic/ it imports, directly or through each other, the
+  data files they name, the protocol rules (code_identity.py), and
+  matplotlib's version (the PNG).
 
 Anything else and the chart is drawn again. The provenance.json beside the
 charts is written by the caller either way, from the run as it is now, with
@@ -33,13 +35,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.handoff_chart import code_identity
 from analysis.traffic import trace_cache
 from lockstudy.files import file_sha256
 
 FOLDER = "handoff-charts"  # the trace cache's folder for drawn charts
 HANDOFF_CHART_DIR = Path(__file__).resolve().parent
-TRAFFIC_DIR = HANDOFF_CHART_DIR.parent / "traffic"
-RULES_DIR = HANDOFF_CHART_DIR / "data"
+DRAWING_MODULE = HANDOFF_CHART_DIR / "draw.py"  # draws a chart; the teaching page around it is not in the key
+PROJECT_DIR = HANDOFF_CHART_DIR.parents[1]
+# The packages followed: the chart's own and the trace reader's. The run
+# readers and the hot-line naming they reach (analysis/gem5_output/,
+# analysis/hotlines/, lockstudy/) are not: a chart restored from the run
+# archive has no trace to be drawn again from, and a key that changed with
+# every module those reach would lose it for changes that draw nothing.
+PROJECT_PACKAGES = ("analysis.handoff_chart", "analysis.traffic")
+SHARED_DATA_DIR = HANDOFF_CHART_DIR.parent / "data"
+RULES_DIR = HANDOFF_CHART_DIR / "data"  # protocol_rules.py names its files by protocol, not by a constant
 SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -84,9 +95,9 @@ class Rendered:
 
 
 def code_sources() -> tuple[str, ...]:
-    """The files whose change may change a drawn chart, in a stable order."""
-    sources = [*HANDOFF_CHART_DIR.glob("*.py"), *TRAFFIC_DIR.glob("*.py"), *RULES_DIR.glob("*.toml")]
-    return tuple(str(path) for path in sorted(sources))
+    """The files whose change may change a drawn chart, in a stable order (code_identity.py: how they are found)."""
+    reached = code_identity.reached_sources(DRAWING_MODULE, PROJECT_DIR, PROJECT_PACKAGES, SHARED_DATA_DIR)
+    return tuple(str(path) for path in sorted({*reached, *RULES_DIR.glob("*.toml")}))
 
 
 def made_from(trace: Path, result_file: Path, lock: str, index: int | None, tick: int | None) -> dict[str, Any]:
