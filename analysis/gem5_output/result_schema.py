@@ -22,22 +22,28 @@ HEX = re.compile(r"(0x)?[0-9a-fA-F]+")
 SHOWN_MAX_CHARS = 60
 
 
-def _whole(value: Any) -> bool:
+def is_count(value: Any) -> bool:
+    """A JSON integer, not a bool (which Python counts as an int)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number, an integer or a float, not a bool."""
+    return is_count(value) or isinstance(value, float)
 
 
 def _tick_pairs(value: Any) -> bool:
     return isinstance(value, list) and all(
-        isinstance(pair, list) and len(pair) == 2 and all(_whole(t) and 0 <= t <= TICK_MAX for t in pair) and pair[0] <= pair[1]
+        isinstance(pair, list) and len(pair) == 2 and all(is_count(t) and 0 <= t <= TICK_MAX for t in pair) and pair[0] <= pair[1]
         for pair in value
     )
 
 
 TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: _whole(v) and 0 <= v <= TICK_MAX,
-    "positive integer": lambda v: _whole(v) and 0 < v <= TICK_MAX,
-    "number": lambda v: (_whole(v) or isinstance(v, float)) and not isinstance(v, bool) and math.isfinite(v),
+    "integer": lambda v: is_count(v) and 0 <= v <= TICK_MAX,
+    "positive integer": lambda v: is_count(v) and 0 < v <= TICK_MAX,
+    "number": lambda v: is_number(v) and math.isfinite(v),
     "object": lambda v: isinstance(v, dict),
     "list": lambda v: isinstance(v, list),
     "tick pairs": _tick_pairs,

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from analysis.gem5_output.result_schema import is_number
 from analysis.gem5_output.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 from analysis.hotlines import symbols
 from analysis.hotlines.classic import check_against_stats
@@ -116,7 +117,7 @@ def guest_ops(result: dict[str, Any], roi: int) -> float:
     """The guest's operations in a ROI (its testcase's `ops`; kbench: acquisitions of the bench lock), NaN if none."""
     guests = result.get("guest", {}).get("results", [])
     value = guests[roi].get("result", {}).get("ops") if roi < len(guests) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    return float(value) if is_number(value) else math.nan
 
 
 def _spec_items(run_spec: Any) -> list[str]:

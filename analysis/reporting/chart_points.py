@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.statistics.intervals import mean_interval
-from analysis.statistics.pooling import check_groups, run_parameters
+from analysis.statistics.pooling import check_groups, row_parameters
 
 # Configuration columns that may tell runs of one chart line at one size apart; each is shown in the
 # line's name only where it does (the kernel build and the thread count have forms of their own).
@@ -54,10 +54,7 @@ def spinlock_bench_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The kbench rows that bench a spinlock variant: not the bench's rwsem (kbench lock=rwsem, seed 003's
     wakers), whose series would be named by a spinlock variant it does not run (its wait_lock's, the boot
     one). Its runs are judged in its seed's section."""
-    specs = rows.get("run_spec", pd.Series("", index=rows.index)).fillna("")
-    rois = rows.get("roi", pd.Series(0, index=rows.index))
-    keep = [run_parameters(str(spec), roi).get(KBENCH_LOCK, KBENCH_SPINLOCK) == KBENCH_SPINLOCK for spec, roi in zip(specs, rois)]
-    return rows[keep]
+    return rows[[params.get(KBENCH_LOCK, KBENCH_SPINLOCK) == KBENCH_SPINLOCK for params in row_parameters(rows)]]
 
 
 def throughput_x(rows: pd.DataFrame) -> str:
@@ -79,8 +76,7 @@ def throughput_series(rows: pd.DataFrame, series: str, x: str = "cpus") -> pd.Se
     2-CPU node); against copies, the CPUs where one copies count ran on several. Other
     configurations, never one mean."""
     builds = rows["kernel_build"].nunique(dropna=False) > 1 if "kernel_build" in rows else False
-    parameters = [run_parameters(spec, roi) for spec, roi in zip(rows.get("run_spec", pd.Series("", index=rows.index)),
-                                                                    rows.get("roi", pd.Series(0, index=rows.index)))]  # fmt: skip
+    parameters = row_parameters(rows)
     telling = telling_parameters(rows, series, parameters, x)
     columns = [column for column in TELLING_COLUMNS if column != series and column in rows and _varies_within(rows, series, column, x)]
     cpus_tell = x == "copies" and _varies_within(rows, series, "cpus", x)

@@ -74,6 +74,13 @@ def run_parameters(run_spec: object, roi: object) -> dict[str, str]:
     return {name: str(value) for name, value in items[index].params.items()} if index < len(items) else {}
 
 
+def row_parameters(rows: pd.DataFrame) -> list[dict[str, str]]:
+    """`run_parameters` of each row, in order: its run spec's item for its ROI ({} for a row without)."""
+    specs = rows["run_spec"] if "run_spec" in rows else pd.Series("", index=rows.index)
+    rois = rows["roi"] if "roi" in rows else pd.Series(0, index=rows.index)
+    return [run_parameters(spec, roi) for spec, roi in zip(specs, rois)]
+
+
 def key_text(value: Any) -> str:
     """A configuration key's value as text (NaN, None and "" alike: CSV reads "" back as NaN)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.statistics.intervals import t_quantile
-from analysis.statistics.pooling import run_parameters
+from analysis.statistics.pooling import row_parameters
 from analysis.statistics.rules import StatisticsRules
 from analysis.statistics.rules import load_rules as load_statistics_rules
 from lockstudy.files import read_toml
@@ -149,8 +149,7 @@ def sweep_runs(table: pd.DataFrame, testcase: str = KBENCH, bounds: Bounds | Non
     if rows.empty or "run_spec" not in rows:
         return rows
     allowed = set((bounds or load_bounds()).kbench_parameters)
-    rois = rows.get("roi", pd.Series(0, index=rows.index))
-    return rows[[set(run_parameters(spec, roi)) <= allowed for spec, roi in zip(rows["run_spec"], rois)]]
+    return rows[[set(params) <= allowed for params in row_parameters(rows)]]
 
 
 def handoff_runs(table: pd.DataFrame, bounds: Bounds | None = None) -> pd.DataFrame:

@@ -45,6 +45,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.gem5_output.config_reader import MachineFacts
+from analysis.gem5_output.result_schema import is_count, is_number
 from analysis.gem5_output.runs import CAMPAIGN_OUT, Results, RunStats
 from lockstudy.files import read_toml, typed_field
 from lockstudy.run_spec import RunSpecError, parse_run_spec
@@ -322,7 +323,7 @@ def guest_metrics(guest: dict[str, Any]) -> dict[str, float]:
     return {
         GUEST_METRIC_PREFIX + name: float(value)
         for name, value in metrics.items()
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        if is_number(value)
     }
 
 
@@ -333,20 +334,16 @@ def lock_events_per_op(entry: dict[str, Any], guest: dict[str, Any], events: tup
     counters, and for a testcase timed in seconds, whose warm-up's operations are not counted."""
     counts = entry.get("lock_event_counts")
     ops, warmup, iterations, warmup_ops = (guest.get(key) for key in ("ops", "warmup", "iterations", "warmup_ops"))
-
-    def number(value: Any) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-    if number(ops) and number(warmup_ops) and ops + warmup_ops:
+    if is_number(ops) and is_number(warmup_ops) and ops + warmup_ops:
         whole = float(ops + warmup_ops)
-    elif all(number(value) for value in (ops, warmup, iterations)) and iterations and ops:
+    elif all(is_number(value) for value in (ops, warmup, iterations)) and iterations and ops:
         whole = ops * (warmup + iterations) / iterations
     else:
         whole = math.nan
     rates = {}
     for name in events:
         count = counts.get(name) if isinstance(counts, dict) else None
-        usable = isinstance(count, int) and not isinstance(count, bool) and not math.isnan(whole)
+        usable = is_count(count) and not math.isnan(whole)
         rates[f"{LOCK_EVENT_PREFIX}{name}_per_op"] = count / whole if usable else math.nan  # type: ignore[operator]
     return rates
 
@@ -360,7 +357,7 @@ def lock_event_columns(entry: dict[str, Any]) -> dict[str, float]:
     return {
         LOCK_EVENT_PREFIX + name: float(value)
         for name, value in counts.items()
-        if isinstance(value, int) and not isinstance(value, bool)
+        if is_count(value)
     }
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from analysis.statistics.configurations import GUEST_WINDOW, ROI_WINDOW, TRACED_NOTE, configurations_table, rate_of
 from analysis.statistics.intervals import FIELLER, NO_INTERVAL, STUDENT_T, mean_interval, ratio_interval, t_quantile
-from analysis.statistics.pooling import PoolingError, check_poolable, split_traced, window_of
+from analysis.statistics.pooling import PoolingError, check_poolable, row_parameters, split_traced, window_of
 from analysis.statistics.rules import DATA_FILE, StatisticsError, load_rules
 from analysis.traffic.metrics import MetricsError, perturbation_of
 
@@ -256,3 +256,14 @@ def test_the_evidence_table_keeps_traced_runs_and_other_windows_apart() -> None:
     ])  # fmt: skip
     table = configuration_table(rows, lockref)
     assert len(table) == 3 and set(table["runs"]) == {1}
+
+
+def test_row_parameters_take_each_rows_own_item_and_nothing_without_a_spec() -> None:
+    rows = pd.DataFrame([
+        {"run_spec": "kbench:lock=rwsem,duration_ms=10", "roi": 0},
+        {"run_spec": "dd1b:count=20000+kbench:placement=shared", "roi": 1},
+        {"run_spec": float("nan"), "roi": 0},
+        {"run_spec": "dd1b:count=5", "roi": float("nan")},
+    ])  # fmt: skip
+    assert row_parameters(rows) == [{"lock": "rwsem", "duration_ms": "10"}, {"placement": "shared"}, {}, {"count": "5"}]
+    assert row_parameters(pd.DataFrame({"cpus": [1, 2]})) == [{}, {}]
