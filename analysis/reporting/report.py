@@ -303,14 +303,38 @@ def lock_case(row: pd.Series) -> str:
     return f"{row['lock']} / {row['study']}, {row['kernel_build']}, {row['cpus']} CPUs" + (f", {boot}" if boot else "")
 
 
+def locks_label(names: list[str]) -> str:
+    """The locks on one line, as one label: "mm:168 mmap_lock, page_table_lock" where they are fields of one
+    object, else joined by " + "."""
+    names = sorted(names)
+    objects = {name.partition(" ")[0] for name in names}
+    if len(names) > 1 and len(objects) == 1 and all(" " in name for name in names):
+        return f"{objects.pop()} " + ", ".join(name.partition(" ")[2] for name in names)
+    return " + ".join(names)
+
+
+def one_row_per_line(locks: pd.DataFrame) -> pd.DataFrame:
+    """A run's locks that share a cache line as one row, named by all of them: the line's traffic is counted
+    per line (locks.csv gives it again for each lock on it), so that three locks of one mm_struct line are one
+    bar, not three. Rows without a line address stay one per lock."""
+    if "line" not in locks or "run_id" not in locks:
+        return locks
+    keys = ["run_id", "line"]
+    grouped = locks.groupby(keys, as_index=False, sort=False, dropna=False)
+    names = grouped["lock"].agg(lambda names: locks_label(list(names)))
+    return grouped.first().drop(columns="lock").merge(names, on=keys)
+
+
 def busiest_lock_lines(locks: pd.DataFrame) -> pd.DataFrame:
     """The TOP_LOCKS busiest lock lines as the figure's long table (case, event, count): each case is one
-    configuration's lock line, its counts the mean over that configuration's traced runs (never a sum of runs).
-    Busiest by the events the figure draws: a line whose controllers only served hits has none, and is left out."""
+    configuration's lock line (every lock on it named), its counts the mean over that configuration's traced
+    runs (never a sum of runs). Busiest by the events the figure draws: a line whose controllers only served
+    hits has none, and is left out."""
     events = ["invalidations", "forwards", "home_requests"]
     if locks.empty:
         return pd.DataFrame(columns=["case", "event", "count"])
-    cases = locks.assign(case=locks.apply(lock_case, axis=1)).groupby("case", as_index=False)[events].mean()
+    lines = one_row_per_line(locks)
+    cases = lines.assign(case=lines.apply(lock_case, axis=1)).groupby("case", as_index=False)[events].mean()
     cases = cases.assign(drawn=cases[events].fillna(0).sum(axis=1))
     top = cases[cases["drawn"] > 0].nlargest(TOP_LOCKS, "drawn")
     return top.melt(id_vars=["case"], value_vars=events, var_name="event", value_name="count").sort_values(["case", "event"]).reset_index(drop=True)

@@ -282,3 +282,26 @@ def test_the_busiest_lock_lines_are_ranked_by_what_the_figure_draws() -> None:
                                              row("static:rename_lock", 40, 5000)]))  # fmt: skip
     cases = list(dict.fromkeys(lines["case"]))
     assert [case.split(" / ")[0] for case in cases] == ["dentry d_lockref", "static:rename_lock"]
+
+
+def test_locks_sharing_a_line_are_one_bar_named_by_all_of_them() -> None:
+    """seed 002's traced runs put page_table_lock, mmap_lock and its wait_lock on one mm_struct line: locks.csv
+    gives the line's traffic once for each lock, and the figure drew the same line three times, taking six of
+    its ten bars. A line is one case, named by its locks, its traffic counted once."""
+    from analysis.reporting.report import busiest_lock_lines
+
+    def row(run: str, lock: str, line: str, home: int) -> dict:
+        return {"run_id": run, "study": "ptlock-spinlock-8nodes-traced", "kernel_build": "smp-mm-ptlock", "boot_args": "lockstudy.spinlock=tas",
+                "cpus": 16, "lock": lock, "line": line, "invalidations": home // 2, "forwards": home // 4, "home_requests": home}  # fmt: skip
+
+    rows = [row("a", "mm:168 page_table_lock", "0x1000", 900), row("a", "mm:168 mmap_lock", "0x1000", 900),
+            row("a", "mm:168 mmap_lock.wait_lock", "0x1000", 900), row("a", "static:tasklist_lock", "0x2000", 50),
+            row("b", "mm:168 page_table_lock", "0x1000", 700), row("b", "mm:168 mmap_lock", "0x1000", 700)]  # fmt: skip
+    lines = busiest_lock_lines(pd.DataFrame(rows))
+    home = lines[lines["event"] == "home_requests"].set_index("case")["count"].to_dict()
+    config = " / ptlock-spinlock-8nodes-traced, smp-mm-ptlock, 16 CPUs, lockstudy.spinlock=tas"
+    assert home == {
+        "mm:168 mmap_lock, mmap_lock.wait_lock, page_table_lock" + config: 900,
+        "mm:168 mmap_lock, page_table_lock" + config: 700,
+        "static:tasklist_lock" + config: 50,
+    }
