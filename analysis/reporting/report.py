@@ -328,16 +328,18 @@ def one_row_per_line(locks: pd.DataFrame) -> pd.DataFrame:
 def busiest_lock_lines(locks: pd.DataFrame) -> pd.DataFrame:
     """The TOP_LOCKS busiest lock lines as the figure's long table (case, event, count): each case is one
     configuration's lock line (every lock on it named), its counts the mean over that configuration's traced
-    runs (never a sum of runs). Busiest by the events the figure draws: a line whose controllers only served
-    hits has none, and is left out."""
+    runs (never a sum of runs), the busiest first. Busiest by the events the figure draws: a line whose
+    controllers only served hits has none, and is left out."""
     events = ["invalidations", "forwards", "home_requests"]
     if locks.empty:
         return pd.DataFrame(columns=["case", "event", "count"])
     lines = one_row_per_line(locks)
     cases = lines.assign(case=lines.apply(lock_case, axis=1)).groupby("case", as_index=False)[events].mean()
     cases = cases.assign(drawn=cases[events].fillna(0).sum(axis=1))
-    top = cases[cases["drawn"] > 0].nlargest(TOP_LOCKS, "drawn")
-    return top.melt(id_vars=["case"], value_vars=events, var_name="event", value_name="count").sort_values(["case", "event"]).reset_index(drop=True)
+    top = cases[cases["drawn"] > 0].nlargest(TOP_LOCKS, "drawn").assign(rank=lambda frame: range(len(frame)))
+    long = top.melt(id_vars=["case", "rank"], value_vars=events, var_name="event", value_name="count")
+    # the busiest first: the figure draws its bars in the table's order, top down
+    return long.sort_values(["rank", "event"]).drop(columns="rank").reset_index(drop=True)
 
 
 def portable_command(run: Any, results_dir: Path) -> str:
