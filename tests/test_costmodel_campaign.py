@@ -19,7 +19,7 @@ from lockstudy.campaign.store import CampaignStore
 from lockstudy.costmodel.collect import collect_rows
 from lockstudy.costmodel.fitted import fitted_model, slurm_resources
 from lockstudy.costmodel.settings import TABLE_VARIABLE
-from lockstudy.costmodel.table import read_cost_table, write_cost_table
+from lockstudy.costmodel.table import CostRow, read_cost_table, write_cost_table
 from lockstudy.paths import ROOT
 
 RUN_SH = str(ROOT / "run.sh")
@@ -202,6 +202,32 @@ def test_collect_records_a_traced_runs_trace_size_and_none_for_an_untraced_one(t
     (run,) = [row for row in collect_rows(tmp_path / "results") if row.phase == "restore"]
     assert run.trace == "protocol" and run.trace_mib == 3.0
     assert run.trace_mib_per_simulated_ms == 3.0 / 12.0
+
+
+def test_collecting_a_run_again_without_its_trace_keeps_the_trace_size_measured_before(tmp_path: Path) -> None:
+    campaign = fake_campaign_results(tmp_path / "results")
+    out = campaign / "runs" / "abc123" / "out"
+    result = json.loads((out / "result.json").read_text())
+    result["provenance"]["trace"] = "protocol"
+    (out / "result.json").write_text(json.dumps(result))
+    (out / "roi.trace.gz").write_bytes(b"\0" * (2 * 1024 * 1024))
+    table = tmp_path / "runs.csv"
+    command = [RUN_SH, "costs", "collect", str(tmp_path / "results"), "--table", str(table)]
+
+    def traced_row() -> CostRow:
+        (row,) = [row for row in read_cost_table(table) if row.phase == "restore"]
+        return row
+
+    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+    assert traced_row().trace_mib == 2.0
+    (out / "roi.trace.gz").unlink()  # as a run restored from the archive, which keeps no trace
+    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+    row = traced_row()
+    assert (row.trace, row.trace_mib, row.host_seconds) == ("protocol", 2.0, 120.5)
+    # A figure the new collection does know replaces the old one.
+    (out.parent / "result.json").write_text(json.dumps({"status": "ok", "costs": {"run": {"host_seconds": 130.0, "peak_rss_mib": 910.0}}}))
+    assert subprocess.run(command, capture_output=True, text=True).returncode == 0
+    assert (traced_row().host_seconds, traced_row().peak_rss_mib, traced_row().trace_mib) == (130.0, 910.0, 2.0)
 
 
 def test_costs_collect_then_check(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ file, its line, the field and the value.
 from __future__ import annotations
 
 import csv
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from lockstudy.validation.problems import InputError, Problem, shown
@@ -251,8 +251,22 @@ def write_cost_table(path: Path, rows: list[CostRow]) -> None:
 
 
 def merged(old: list[CostRow], new: list[CostRow]) -> list[CostRow]:
-    """`old` with every row of `new` added, replacing a row of the same measurement."""
+    """`old` with every row of `new` added, replacing a row of the same measurement.
+
+    A figure the new row does not know keeps the old row's value: a run
+    restored from the run archive comes without its trace (and a trace may
+    be deleted for disk space), so collecting it again must not blank the
+    trace size measured while the file was there.
+    """
     by_key = {row.key(): row for row in old}
     for row in new:
-        by_key[row.key()] = row
+        before = by_key.get(row.key())
+        by_key[row.key()] = row if before is None else kept_where_unknown(row, before)
     return list(by_key.values())
+
+
+def kept_where_unknown(row: CostRow, before: CostRow) -> CostRow:
+    """`row`, with each of its unknown (None) figures taken from `before`, the same measurement collected earlier."""
+    known = {field.name: getattr(before, field.name) for field in fields(CostRow)
+             if getattr(row, field.name) is None and getattr(before, field.name) is not None}  # fmt: skip
+    return replace(row, **known) if known else row
