@@ -351,6 +351,38 @@ def test_a_runs_host_time_per_simulated_ms_is_its_testcases_where_measured(setti
     assert f"host s per simulated ms piii-smp/timing/untraced/{ANY_TESTCASE}" in other.rule
 
 
+def test_a_runs_peak_memory_is_its_workloads_where_measured(settings) -> None:  # type: ignore[no-untyped-def]
+    """gem5 keeps the guest memory a run touches resident: a thread per CPU each touching 8 MiB peaks
+    far above a one-thread run on the same machine. The Slurm request covers the measured peak only
+    when the prediction is the workload's own (the machine's law asked 4 GiB of a 32-CPU run that
+    peaked at 3.9)."""
+    def restored(cpus: int, peak: float, spec: str):  # type: ignore[no-untyped-def]
+        return row("restore", cpus, 100.0, run_id=f"{spec}-{cpus}", run_spec=spec, peak_rss_mib=peak)
+
+    threaded = [restored(cpus, 300.0 + 160.0 * cpus, f"cal_stream:threads={cpus},kib=8192") for cpus in (2, 4, 8, 16)]
+    one_thread = [restored(cpus, 300.0 + 40.0 * cpus, "cal_stream:kib=8192") for cpus in (2, 4, 8, 16)]
+    others = [restored(cpus, 300.0 + 20.0 * cpus, spec) for cpus in (2, 4, 8, 16) for spec in ("kbench:duration_ms=1", "dd1b:count=100")]
+    model = CostModel.fit(threaded + one_thread + others, settings)
+    measured = {row.cpus: row.peak_rss_mib for row in threaded}
+    for cpus in (4, 16):
+        own = model.peak_memory_mib("piii-smp", cpus, "restore", f"cal_stream:threads={cpus},kib=8192")
+        machine = model.peak_memory_mib("piii-smp", cpus, "restore")
+        assert isinstance(own, Estimate) and isinstance(machine, Estimate)
+        assert own.value == pytest.approx(measured[cpus], rel=0.1) and machine.value < 0.8 * measured[cpus]
+        assert "piii-smp/restore/spec/cal_stream:threads=N,kib=8192" in own.rule
+    single = model.peak_memory_mib("piii-smp", 8, "restore", "cal_stream:kib=8192")
+    assert isinstance(single, Estimate) and single.value == pytest.approx(300.0 + 40.0 * 8, rel=0.1)
+    # A spec never measured takes its testcase's law; a testcase never measured, its machine's.
+    unseen = model.peak_memory_mib("piii-smp", 8, "restore", "cal_stream:kib=64")
+    assert isinstance(unseen, Estimate) and "piii-smp/restore/cal_stream:" in unseen.rule
+    new_testcase = model.peak_memory_mib("piii-smp", 8, "restore", "pft:threads=8")
+    assert isinstance(new_testcase, Estimate) and new_testcase.rule.startswith("peak MiB piii-smp/restore:")
+    margin = SlurmMargin(time_factor=1.5, time_add_minutes=10, memory_factor=1.25, min_memory_gb=1)
+    request = slurm_request(Estimate(60.0, ""), Estimate(0.0, ""), model.peak_memory_mib("piii-smp", 16, "restore", "cal_stream:threads=16,kib=8192"),
+                            Estimate(0.0, ""), Resources(time_minutes=240, memory_gb=6, host_cpus=1), margin)  # fmt: skip
+    assert request.memory_gb * 1024 > measured[16]
+
+
 def test_a_lock_variant_chosen_at_boot_has_its_own_host_rate(settings) -> None:  # type: ignore[no-untyped-def]
     """HBO's 32-CPU pft cost the host 18 s per simulated ms, test-and-set's 3.8: each boot's own rate
     where measured, the testcase's where a boot was not."""

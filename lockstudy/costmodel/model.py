@@ -16,8 +16,14 @@ Four quantities, each fitted per group on the rows that measure it:
   (CostRow.pre_roi): restoring the checkpoint, the guest's set-up and
   exit;
 - host seconds of a boot to a checkpoint, per machine;
-- peak resident memory of the gem5 process, per (machine, phase). Within
-  one machine the simulated memory follows the size, so the CPUs carry it;
+- peak resident memory of the gem5 process, per (machine, phase, run
+  spec with its thread count left out), per (machine, phase, testcase)
+  for a restored run, and per (machine, phase). Within one machine the
+  simulated memory follows the size, so the CPUs carry it; the workload
+  sets how much guest memory the run touches, which gem5 keeps resident
+  (32 threads of pft on altix-numa peak at 3.9 GiB, the machine's restores
+  over every testcase at 2.6; a stream of 8 MiB a thread at 5.3 GiB, the
+  same stream on one thread at 2.5);
 - MiB of gzip'd trace per simulated ms of a traced ROI, per (machine,
   trace kind, testcase) and per (machine, trace kind) over every
   testcase: what a traced run needs of the disk.
@@ -162,9 +168,47 @@ def _rate_neighbours(group: Group) -> list[Group]:
     return [(machine, cpu_model, traced, ANY_TESTCASE), (machine, cpu_model, other_trace, testcase), *every]
 
 
-def _phase_neighbours(group: Group) -> list[Group]:
+def _memory_points(rows: list[CostRow], settings: CostSettings) -> dict[Group, list[tuple[float, float]]]:
+    """Peak resident MiB, grouped by machine, phase and a restored run's testcase, and by machine and phase."""
+    def value(row: CostRow) -> float | None:
+        return row.peak_rss_mib
+
+    def restored(row: CostRow) -> bool:
+        return row.phase == "restore"
+
+    by_shape = _points(rows, settings, restored, lambda r: (r.machine, r.phase, TESTCASE_SHAPE, spec_shape(r.run_spec)), value)
+    by_testcase = _points(rows, settings, restored, lambda r: (r.machine, r.phase, testcases_of(r.run_spec)), value)
+    by_phase = _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), value)
+    return {**by_shape, **by_testcase, **by_phase}
+
+
+def _memory_neighbours(group: Group) -> list[Group]:
+    """A run spec's group borrows its testcase's slope, then its phase's; a testcase's its phase's;
+    a phase's the other phase's."""
+    if len(group) == 4:
+        machine, phase, _shape, spec = group
+        return [(machine, phase, testcases_of(spec)), (machine, phase)]
+    if len(group) == 3:
+        machine, phase, _testcase = group
+        return [(machine, phase)]
     machine, phase = group
     return [(machine, "boot" if phase == "restore" else "restore")]
+
+
+TESTCASE_SHAPE = "spec"  # marks a memory group of one run spec's shape (spec_shape)
+THREADS_PARAMETER = "threads"
+ANY_COUNT = "N"
+
+
+def spec_shape(run_spec: str) -> str:
+    """The run spec with its thread counts left out ("pft:threads=N,mb=16"): one workload over the sizes
+    of a sweep, where each size runs a thread per CPU. A spec without a thread count keeps its own."""
+    items = []
+    for item in run_spec.split("+"):
+        name, colon, parameters = item.partition(":")
+        words = [f"{THREADS_PARAMETER}={ANY_COUNT}" if word.partition("=")[0] == THREADS_PARAMETER else word for word in parameters.split(",")]
+        items.append(name + colon + ",".join(words))
+    return "+".join(items)
 
 
 ANY_TESTCASE = "any testcase"  # the outside-ROI group of all a machine's restored runs
@@ -274,9 +318,7 @@ class CostModel:
             roi_rate=GroupedLaw("host s per simulated ms", _rate_points(rows, settings, restored), _rate_neighbours, least),
             outside_roi=GroupedLaw("host s outside the ROI", _outside_points(rows, settings, restored), _outside_neighbours, least),
             boot=_within_build_slopes(GroupedLaw("boot host s", _boot_points(rows, settings, booted), _boot_neighbours, least)),
-            memory=GroupedLaw(
-                "peak MiB", _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), lambda r: r.peak_rss_mib), _phase_neighbours, least
-            ),
+            memory=GroupedLaw("peak MiB", _memory_points(rows, settings), _memory_neighbours, least),
             trace_rate=GroupedLaw("trace MiB per simulated ms", _trace_points(rows, settings), _trace_neighbours, least),
         )  # fmt: skip
 
@@ -325,8 +367,13 @@ class CostModel:
             return self.boot.estimate((machine,), cpus)
         return self.boot.first_estimate([(machine, kernel_build_id), (machine,)], cpus)
 
-    def peak_memory_mib(self, machine: str, cpus: int, phase: str) -> Prediction:
-        return self.memory.estimate((machine, phase), cpus)
+    def peak_memory_mib(self, machine: str, cpus: int, phase: str, run_spec: str = "") -> Prediction:
+        """Peak resident MiB of a gem5 process: a restored run's spec's (spec_shape) where measured, else its
+        testcase's, else its machine and phase's."""
+        if phase != "restore" or not run_spec:
+            return self.memory.estimate((machine, phase), cpus)
+        groups = [(machine, phase, TESTCASE_SHAPE, spec_shape(run_spec)), (machine, phase, testcases_of(run_spec)), (machine, phase)]
+        return self.memory.first_estimate(groups, cpus)
 
     def trace_mib(self, machine: str, cpus: int, trace: str, roi_simulated_ms: float, run_spec: str = "") -> Prediction:
         """The trace a traced run writes: MiB per simulated ms (its testcase's where measured) x its ROI's ms."""

@@ -234,7 +234,7 @@ def campaign_cost(
         seconds = model.restored_run_seconds(spec.machine, cpus, spec.cpu_model, spec.trace != "off", roi_value, spec.run, " ".join(spec.boot))
         if isinstance(roi, NoPrediction) and isinstance(seconds, Estimate):
             seconds = roi  # the host model could predict: what is missing is the ROI's length
-        peak = model.peak_memory_mib(spec.machine, cpus, "restore")
+        peak = model.peak_memory_mib(spec.machine, cpus, "restore", spec.run)
         boot_seconds = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.host_seconds
         boot_peak = Estimate(0.0, "checkpoint already built") if checkpoint.paid else checkpoint.peak_mib
         request = slurm_request(seconds, boot_seconds, peak, boot_peak, spec.resources, margin)
