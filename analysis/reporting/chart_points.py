@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.statistics.intervals import mean_interval
-from analysis.statistics.pooling import check_groups, row_parameters
+from analysis.statistics.pooling import check_groups, key_text, row_parameters
 
 # Configuration columns that may tell runs of one chart line at one size apart; each is shown in the
 # line's name only where it does (the kernel build and the thread count have forms of their own).
@@ -44,6 +44,20 @@ def mean_and_interval_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd
 
 # A throughput chart's x axis: the column that is the size, and how the axis names it.
 SIZE_AXES = {"cpus": "CPUs", "copies": "copies (the workload's threads, clients or processes)"}
+SIZE_UNITS = {"cpus": "CPU(s)", "copies": "copies"}  # a size written after its number, in a dot chart's row
+
+
+def reads_as_lines(points: pd.DataFrame, series: str, x: str) -> bool:
+    """Whether a chart of `points` against size `x` should draw lines: at least half its series have two
+    sizes or more. Otherwise most lines are one dot each, stacked at one x and named only in the legend
+    (dd1b's twelve fd-lock configurations on one CPU, one line at two): a dot chart reads better."""
+    sizes = points.groupby(series)[x].nunique()
+    return bool((sizes >= 2).sum() * 2 >= len(sizes))
+
+
+def dot_labels(points: pd.DataFrame, series: str, x: str) -> list[str]:
+    """Each point's row in a dot chart: its series and its size ("lockstudy.fdlock=none, smp, 2 CPU(s)")."""
+    return [f"{name}, {key_text(at)} {SIZE_UNITS[x]}" for name, at in zip(points[series], points[x])]
 
 
 # kbench's lock= (lockstudy-bench-rwsem.patch): a chart of the spinlock variants leaves the rwsem's runs out

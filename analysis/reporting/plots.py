@@ -843,3 +843,49 @@ def draw_ratio_dots(
     if missing:
         alt += f" No dot where a side has no number: {', '.join(missing)}."
     return figure, alt
+
+
+def draw_interval_dots(
+    df: pd.DataFrame, *, category: str, value: str, title: str, xlabel: str, interval: tuple[str, str], rules: Readability | None = None
+) -> tuple[MplFigure, str]:
+    """The figure of `interval_dots`, unsaved, and its alt text."""
+    plot = f"interval_dots({title!r})"
+    low_column, high_column = interval
+    _require_columns(plot, df, [category, value, low_column, high_column])
+    _require_unique(plot, df, [category])
+    rules = rules or default_readability()
+    labels = [_label(c) for c in df[category]]
+    figure, ax, positions = _category_figure(labels)
+    values = [float(v) for v in _require_numeric(plot, df, value)]
+    lows, highs = df[low_column].astype(float).tolist(), df[high_column].astype(float).tolist()
+    colour = SERIES_COLOURS[0]
+    ax.plot(values, positions, linestyle="none", marker=OURS_MARKER, color=colour)
+    whiskers = [(v, p, lo, hi) for v, p, lo, hi in zip(values, positions, lows, highs) if math.isfinite(lo) and math.isfinite(hi)]
+    if whiskers:
+        ax.errorbar([w[0] for w in whiskers], [w[1] for w in whiskers], fmt="none", ecolor=colour, capsize=INTERVAL_CAP,
+                    xerr=[[w[0] - w[2] for w in whiskers], [w[3] - w[0] for w in whiskers]])  # fmt: skip
+    shown = [v for v in values + [w[2] for w in whiskers] + [w[3] for w in whiskers] if math.isfinite(v)]
+    log = uses_log_axis(shown, rules)
+    if log:
+        _set_log_scale(ax, "x", shown)
+    else:
+        ax.xaxis.set_major_formatter(FuncFormatter(_linear_tick))
+    ax.set_ylabel(category)
+    ax.set_xlabel(_value_label(xlabel, log))
+    ax.grid(True, axis="x", alpha=GRID_ALPHA)
+    _fit_texts(figure, figure.suptitle(title))
+    alt = f"Dot chart: {xlabel}, one dot per {category} ({', '.join(labels)})"
+    alt += ", with its confidence interval as whiskers where it has one." if whiskers else "."
+    if log:
+        alt += f" The value axis is logarithmic (values spanning {_times(rules.log_span_ratio)} or more)."
+    return figure, alt
+
+
+def interval_dots(
+    df: pd.DataFrame, *, category: str, value: str, title: str, xlabel: str, path_stem: Path | str, interval: tuple[str, str] = ("ci_low", "ci_high"),
+    rules: Readability | None = None,
+) -> Figure:
+    """One row per `category` value, top to bottom in the frame's order: a dot at `value` with whiskers over
+    `interval` (NaN: no whisker). For configurations that do not make lines: most measured at one size."""
+    figure, alt = draw_interval_dots(df, category=category, value=value, title=title, xlabel=xlabel, interval=interval, rules=rules)
+    return _save(figure, path_stem, title, alt)

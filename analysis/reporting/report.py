@@ -45,7 +45,9 @@ from analysis.lock_budget.rules import load_budget
 from analysis.lock_budget.section import budget_section
 from analysis.model_comparison.section import model_comparison_section
 from analysis.reporting import discussion, plots
-from analysis.reporting.chart_points import SIZE_AXES, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_series, throughput_x
+from analysis.reporting.chart_points import (
+    SIZE_AXES, dot_labels, mean_and_interval_by, mean_by, reads_as_lines, spinlock_bench_rows, throughput_series, throughput_x,
+)
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
 from analysis.seed_verdicts import seed_comparison, seed_evidence, seeds, upstream_moves
@@ -128,7 +130,9 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         "and its y axis says so. Untraced runs only (traced runs serve the per-lock attribution), the mean of "
         "each size's runs, with its confidence interval as whiskers where there are two or more runs (Student t; "
         "the rates table below gives n and the interval). The x axis is the CPUs, or the workload's copies where "
-        "those are its size and the machine is sized to them (pft's threads, as in the seed's curve)."
+        "those are its size and the machine is sized to them (pft's threads, as in the seed's curve). Where fewer "
+        "than half the configurations ran at two sizes or more, a dot per configuration and size, with its "
+        "interval, replaces the lines."
     )
     for (machine, testcase), group in table.groupby(["machine", "testcase"]):
         if str(testcase).startswith(CALIBRATION_PREFIX):
@@ -145,13 +149,20 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         size = throughput_x(labelled)
         labelled = labelled.assign(**{series: throughput_series(labelled, series, size)})
         points = mean_and_interval_by(labelled, [series, size], rate)
-        if points.groupby(series)[size].nunique().max() < 2:
+        sizes_per_line = points.groupby(series)[size].nunique()
+        if sizes_per_line.max() < 2:
             continue  # no line has two sizes: the rates table below says all the chart would
+        title, path_stem, ylabel = f"{machine}, {testcase}: throughput", out / FIGURES / f"throughput-{machine}-{testcase}", f"{rate} ({source})"
+        if not reads_as_lines(points, series, size):
+            dots = points.assign(configuration=dot_labels(points, series, size))
+            section.figures.append(
+                plots.interval_dots(dots, category="configuration", value=rate, title=title, xlabel=ylabel, path_stem=path_stem)
+            )
+            continue
         section.figures.append(
             plots.lines_vs_size(
-                points, y=rate, x=size, series=series,
-                title=f"{machine}, {testcase}: throughput", ylabel=f"{rate} ({source})",
-                path_stem=out / FIGURES / f"throughput-{machine}-{testcase}", xlabel=SIZE_AXES[size], interval=("ci_low", "ci_high"),
+                points, y=rate, x=size, series=series, title=title, ylabel=ylabel,
+                path_stem=path_stem, xlabel=SIZE_AXES[size], interval=("ci_low", "ci_high"),
             )  # fmt: skip
         )
     if not section.figures:
