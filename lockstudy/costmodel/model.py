@@ -169,14 +169,15 @@ def _rate_neighbours(group: Group) -> list[Group]:
 
 
 def _memory_points(rows: list[CostRow], settings: CostSettings) -> dict[Group, list[tuple[float, float]]]:
-    """Peak resident MiB, grouped by machine, phase and a restored run's testcase, and by machine and phase."""
+    """Peak resident MiB, grouped by machine, phase and a restored run's spec shape (spec_shape), by
+    machine, phase and its testcase, and by machine and phase."""
     def value(row: CostRow) -> float | None:
         return row.peak_rss_mib
 
     def restored(row: CostRow) -> bool:
         return row.phase == "restore"
 
-    by_shape = _points(rows, settings, restored, lambda r: (r.machine, r.phase, TESTCASE_SHAPE, spec_shape(r.run_spec)), value)
+    by_shape = _points(rows, settings, restored, lambda r: (r.machine, r.phase, SPEC_SHAPE_GROUP, spec_shape(r.run_spec)), value)
     by_testcase = _points(rows, settings, restored, lambda r: (r.machine, r.phase, testcases_of(r.run_spec)), value)
     by_phase = _points(rows, settings, lambda r: True, lambda r: (r.machine, r.phase), value)
     return {**by_shape, **by_testcase, **by_phase}
@@ -195,7 +196,7 @@ def _memory_neighbours(group: Group) -> list[Group]:
     return [(machine, "boot" if phase == "restore" else "restore")]
 
 
-TESTCASE_SHAPE = "spec"  # marks a memory group of one run spec's shape (spec_shape)
+SPEC_SHAPE_GROUP = "spec"  # marks a memory group of one run spec's shape (spec_shape)
 THREADS_PARAMETER = "threads"
 ANY_COUNT = "N"
 
@@ -372,7 +373,7 @@ class CostModel:
         testcase's, else its machine and phase's."""
         if phase != "restore" or not run_spec:
             return self.memory.estimate((machine, phase), cpus)
-        groups = [(machine, phase, TESTCASE_SHAPE, spec_shape(run_spec)), (machine, phase, testcases_of(run_spec)), (machine, phase)]
+        groups = [(machine, phase, SPEC_SHAPE_GROUP, spec_shape(run_spec)), (machine, phase, testcases_of(run_spec)), (machine, phase)]
         return self.memory.first_estimate(groups, cpus)
 
     def trace_mib(self, machine: str, cpus: int, trace: str, roi_simulated_ms: float, run_spec: str = "") -> Prediction:
