@@ -47,12 +47,18 @@ SIZE_AXES = {"cpus": "CPUs", "copies": "copies (the workload's threads, clients 
 SIZE_UNITS = {"cpus": "CPU(s)", "copies": "copies"}  # a size written after its number, in a dot chart's row
 
 
-def reads_as_lines(points: pd.DataFrame, series: str, x: str) -> bool:
-    """Whether a chart of `points` against size `x` should draw lines: at least half its series have two
-    sizes or more. Otherwise most lines are one dot each, stacked at one x and named only in the legend
-    (dd1b's twelve fd-lock configurations on one CPU, one line at two): a dot chart reads better."""
+LINES, DOTS = "lines", "dots"
+
+
+def chart_kind(points: pd.DataFrame, series: str, x: str) -> str | None:
+    """How a chart of `points` against size `x` reads: None when no series has two sizes (the rates table
+    says all such a chart would); LINES when at least half its series have two sizes or more; else DOTS,
+    since most lines would be one dot each, stacked at one x and named only in the legend (dd1b's twelve
+    fd-lock configurations on one CPU, one line at two)."""
     sizes = points.groupby(series)[x].nunique()
-    return bool((sizes >= 2).sum() * 2 >= len(sizes))
+    if sizes.max() < 2:
+        return None
+    return LINES if (sizes >= 2).sum() * 2 >= len(sizes) else DOTS
 
 
 def dot_labels(points: pd.DataFrame, series: str, x: str) -> list[str]:

@@ -798,6 +798,16 @@ def claim_ratios(claims: pd.DataFrame, *, key: str, title: str, path_stem: Path 
     return _save(figure, path_stem, title, alt)
 
 
+def _horizontal_whiskers(ax: Axes, values: list[float], rows: list[float], lows: list[float], highs: list[float], colour: str) -> list[float]:
+    """An interval's whiskers on each dot at (value, row) whose low and high are finite (NaN: no whisker);
+    the whiskers' ends, for the axis' span."""
+    whiskers = [(v, r, lo, hi) for v, r, lo, hi in zip(values, rows, lows, highs) if math.isfinite(lo) and math.isfinite(hi)]
+    if whiskers:
+        ax.errorbar([w[0] for w in whiskers], [w[1] for w in whiskers], fmt="none", ecolor=colour, capsize=INTERVAL_CAP,
+                    xerr=[[w[0] - w[2] for w in whiskers], [w[3] - w[0] for w in whiskers]])  # fmt: skip
+    return [w[2] for w in whiskers] + [w[3] for w in whiskers]
+
+
 def draw_ratio_dots(
     ratios: pd.DataFrame, key: str, value_label: str, title: str, rules: Readability | None = None
 ) -> tuple[MplFigure, str]:
@@ -818,11 +828,7 @@ def draw_ratio_dots(
         values += ends
         if column == "ours_ratio" and {"ci_low", "ci_high"} <= set(ratios.columns):
             lows, highs = ratios["ci_low"].astype(float).tolist(), ratios["ci_high"].astype(float).tolist()
-            whiskers = [(e, r, lo, hi) for e, r, lo, hi in zip(ends, rows, lows, highs) if math.isfinite(lo) and math.isfinite(hi)]
-            if whiskers:
-                ax.errorbar([w[0] for w in whiskers], [w[1] for w in whiskers], fmt="none", ecolor=colour, capsize=INTERVAL_CAP,
-                            xerr=[[w[0] - w[2] for w in whiskers], [w[3] - w[0] for w in whiskers]])  # fmt: skip
-                values += [w[2] for w in whiskers] + [w[3] for w in whiskers]
+            values += _horizontal_whiskers(ax, ends, rows, lows, highs, colour)
     shown = [v for v in values if math.isfinite(v)] + [RATIO_BASELINE]
     log = uses_log_axis(shown, rules)
     if log:
@@ -860,11 +866,8 @@ def draw_interval_dots(
     lows, highs = df[low_column].astype(float).tolist(), df[high_column].astype(float).tolist()
     colour = SERIES_COLOURS[0]
     ax.plot(values, positions, linestyle="none", marker=OURS_MARKER, color=colour)
-    whiskers = [(v, p, lo, hi) for v, p, lo, hi in zip(values, positions, lows, highs) if math.isfinite(lo) and math.isfinite(hi)]
-    if whiskers:
-        ax.errorbar([w[0] for w in whiskers], [w[1] for w in whiskers], fmt="none", ecolor=colour, capsize=INTERVAL_CAP,
-                    xerr=[[w[0] - w[2] for w in whiskers], [w[3] - w[0] for w in whiskers]])  # fmt: skip
-    shown = [v for v in values + [w[2] for w in whiskers] + [w[3] for w in whiskers] if math.isfinite(v)]
+    whisker_ends = _horizontal_whiskers(ax, values, [float(p) for p in positions], lows, highs, colour)
+    shown = [v for v in values + whisker_ends if math.isfinite(v)]
     log = uses_log_axis(shown, rules)
     if log:
         _set_log_scale(ax, "x", shown)
@@ -875,7 +878,7 @@ def draw_interval_dots(
     ax.grid(True, axis="x", alpha=GRID_ALPHA)
     _fit_texts(figure, figure.suptitle(title))
     alt = f"Dot chart: {xlabel}, one dot per {category} ({', '.join(labels)})"
-    alt += ", with its confidence interval as whiskers where it has one." if whiskers else "."
+    alt += ", with its confidence interval as whiskers where it has one." if whisker_ends else "."
     if log:
         alt += f" The value axis is logarithmic (values spanning {_times(rules.log_span_ratio)} or more)."
     return figure, alt

@@ -46,7 +46,7 @@ from analysis.lock_budget.section import budget_section
 from analysis.model_comparison.section import model_comparison_section
 from analysis.reporting import discussion, plots
 from analysis.reporting.chart_points import (
-    SIZE_AXES, dot_labels, mean_and_interval_by, mean_by, reads_as_lines, spinlock_bench_rows, throughput_series, throughput_x,
+    DOTS, SIZE_AXES, chart_kind, dot_labels, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_series, throughput_x,
 )
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
@@ -149,11 +149,11 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         size = throughput_x(labelled)
         labelled = labelled.assign(**{series: throughput_series(labelled, series, size)})
         points = mean_and_interval_by(labelled, [series, size], rate)
-        sizes_per_line = points.groupby(series)[size].nunique()
-        if sizes_per_line.max() < 2:
-            continue  # no line has two sizes: the rates table below says all the chart would
+        kind = chart_kind(points, series, size)
+        if kind is None:
+            continue
         title, path_stem, ylabel = f"{machine}, {testcase}: throughput", out / FIGURES / f"throughput-{machine}-{testcase}", f"{rate} ({source})"
-        if not reads_as_lines(points, series, size):
+        if kind == DOTS:
             dots = points.assign(configuration=dot_labels(points, series, size))
             section.figures.append(
                 plots.interval_dots(dots, category="configuration", value=rate, title=title, xlabel=ylabel, path_stem=path_stem)

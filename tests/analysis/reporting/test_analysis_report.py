@@ -154,16 +154,17 @@ def test_a_throughput_chart_of_configurations_mostly_at_one_size_is_a_dot_chart(
     """dd1b's rerun: twelve fd-lock configurations on one CPU and one of them on two as well drew one short
     line and eleven dots stacked at x = 1, named only in the legend. Lines are drawn when at least half
     the series have two sizes; otherwise a dot per configuration, named by its series and size."""
-    from analysis.reporting.chart_points import dot_labels, reads_as_lines
+    from analysis.reporting.chart_points import DOTS, LINES, chart_kind, dot_labels
 
     one_cpu = [f"lockstudy.fdlock={lock}, roi_cpu={cpu}" for lock in ("none", "rwlock", "spinlock") for cpu in ("o3", "timing")]
     points = pd.DataFrame({"boot_args": one_cpu + [one_cpu[1]], "cpus": [1] * len(one_cpu) + [2], "ops": range(len(one_cpu) + 1)})
-    assert not reads_as_lines(points, "boot_args", "cpus")
+    assert chart_kind(points, "boot_args", "cpus") == DOTS
+    assert chart_kind(points[points["cpus"] == 1], "boot_args", "cpus") is None  # no series at two sizes: no chart
     assert dot_labels(points, "boot_args", "cpus")[-2:] == ["lockstudy.fdlock=spinlock, roi_cpu=timing, 1 CPU(s)", "lockstudy.fdlock=none, roi_cpu=timing, 2 CPU(s)"]
     half = pd.concat([points, points.iloc[[0, 2]].assign(cpus=2)], ignore_index=True)  # 3 of 6 series at two sizes
-    assert reads_as_lines(half, "boot_args", "cpus")
+    assert chart_kind(half, "boot_args", "cpus") == LINES
     threads = pd.DataFrame({"variant": ["tas", "tas", "hbo"], "copies": [1.0, 2.0, 2.0]})
-    assert reads_as_lines(threads, "variant", "copies") and dot_labels(threads, "variant", "copies")[0] == "tas, 1 copies"
+    assert chart_kind(threads, "variant", "copies") == LINES and dot_labels(threads, "variant", "copies")[0] == "tas, 1 copies"
 
 
 def test_pfts_throughput_is_drawn_against_its_threads_one_line_per_variant_and_build() -> None:
