@@ -289,6 +289,45 @@ def test_a_traced_run_packed_with_one_readers_result_is_packed_again_when_the_ot
     assert list(archive_campaign(campaign, there, settings(tmp_path)))[0].startswith(f"{campaign.name}: 0 run(s) packed")
 
 
+def test_a_run_restored_before_its_profile_was_packed_takes_the_profile_at_the_next_restore(
+    tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two results folders on one machine: a traced run done in one is archived, restored into the other, and
+    only then profiled by a report in the first and archived again. The next restore gives the second folder's
+    copy the profile; a copy simulated again since (other stats) keeps its own derived file."""
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(tmp_path / "cache"))
+    there = CampaignStore(campaign.name, tmp_path / "machine")
+    spec = campaign.runs[0]
+    trace = make_done_run(there, spec, traced=True) / "roi.trace.gz"
+    list(archive_campaign(campaign, there, settings(tmp_path)))
+    here = CampaignStore(campaign.name, tmp_path / "other-folder")
+    assert restore_campaign(campaign, here, settings(tmp_path)).restored == [spec.run_id]
+    derived = trace_cache.derived_file(here.run_dir(spec.run_id).out / "roi.trace.gz")
+    assert json.loads(derived.read_text())["readers"] == {}
+    made_from = {"format": 1, "code_sha256": "code-of-today", **trace_cache.trace_identity(trace)}
+    trace_cache.store(trace_cache.cache_file("hotlines", trace), {"made_from": made_from, "rois": [{"lines": [[64, 9, 3, 12, 2]]}]})
+    list(archive_campaign(campaign, there, settings(tmp_path)))
+    again = restore_campaign(campaign, here, settings(tmp_path))
+    assert again.restored == [] and again.refreshed == [spec.run_id]
+    assert sorted(json.loads(derived.read_text())["readers"]) == ["hotlines"]
+    lines = list(restore_module.restore_lines(again, campaign, settings(tmp_path)))
+    assert lines == [f"took what was read from the traces of 1 restored run(s) since they were restored (packed again with it): {spec.run_id}"]
+    assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == []  # once
+    # An entry packed before the archive recorded the readers' code digests names its readers only: the same
+    # readers are the same derived file, not one to take again at every restore.
+    index_file = tmp_path / "archive" / campaign.name / "index.json"
+    index = json.loads(index_file.read_text())
+    del index["runs"][spec.run_id]["derived_code"]
+    index_file.write_text(json.dumps(index))
+    assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == []
+    # A copy that is another simulation of the run is not given this one's profile.
+    stats = here.run_dir(spec.run_id).out / "stats.txt"
+    stats.write_text(stats.read_text() + "# simulated again\n")
+    derived.write_text(json.dumps({"format": 1, "trace": {"name": "roi.trace.gz", "bytes": 1}, "readers": {}}))
+    assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == []
+    assert json.loads(derived.read_text())["readers"] == {}
+
+
 def test_a_traced_run_is_packed_again_when_a_reader_made_its_result_again_with_other_code(
     tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,12 @@ so a restore that dies leaves each run whole or absent.
 The placeholders of the repository and the cache in out/result.json are
 turned back into this machine's paths: the report finds the run's kernel
 build (its System.map) through them.
+
+A traced run restored here before its machine had profiled it has a
+derived file without that profile; when the archive packs the run again
+with it (`campaign archive` after a report there), a later restore takes
+the archive's derived file into the restored run (`refreshed`). A run
+that has its own trace here is left alone: its readers read the trace.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.traffic.trace_cache import DERIVED_SUFFIX
-from lockstudy.archive.pack import OUT, OUT_FILES, RUN_FILES, read_index, sha256
+from lockstudy.archive.pack import OUT, OUT_FILES, RUN_FILES, read_index, readers_code, sha256
 from lockstudy.archive.settings import ArchiveError, ArchiveSettings, campaign_folder, run_tar
 from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.spec import RunSpec
@@ -38,13 +44,16 @@ from lockstudy.publish import BUILD, TRACE, replace_paths
 
 KEPT_STATES = (State.DONE, State.RUNNING)  # a results folder's own run wins over the archive's
 REQUIRED_MEMBERS = frozenset({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES)})
-ALLOWED_MEMBERS = REQUIRED_MEMBERS | {f"{OUT}/{TRACE}{DERIVED_SUFFIX}"}
+DERIVED_MEMBER = f"{OUT}/{TRACE}{DERIVED_SUFFIX}"
+STATS = "stats.txt"  # one of OUT_FILES: the simulation's own numbers
+ALLOWED_MEMBERS = REQUIRED_MEMBERS | {DERIVED_MEMBER}
 
 
 @dataclass
 class Restored:
     restored: list[str] = field(default_factory=list)
     stale: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (run id, what differs)
+    refreshed: list[str] = field(default_factory=list)  # restored runs given the profiles packed since
 
 
 def read_members(tar_path: Path, entry: dict[str, Any]) -> dict[str, bytes]:
@@ -98,6 +107,37 @@ def unpack(members: dict[str, bytes], store: CampaignStore, spec: RunSpec) -> No
         raise
 
 
+def derived_differs(run_out: Path, entry: dict[str, Any]) -> bool:
+    """A run restored here (no trace of its own) whose derived file lacks a reader, or a reader's code, that the
+    archive's entry has: the run was packed again since, with what a report there made from its trace."""
+    if (run_out / TRACE).is_file() or not entry.get("derived"):
+        return False
+    try:
+        record = json.loads((run_out / f"{TRACE}{DERIVED_SUFFIX}").read_text())
+        kept = readers_code(record)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return True  # absent or unreadable: the archive's is the run's
+    if sorted(record["readers"]) != sorted(entry["derived"]):
+        return True
+    return "derived_code" in entry and kept != entry["derived_code"]  # an entry packed before codes were recorded names readers only
+
+
+def same_run(members: dict[str, bytes], run_path: Path) -> bool:
+    """The run here is the archive's simulation (its stats.txt, byte for byte), not one redone since."""
+    try:
+        return (run_path / OUT / STATS).read_bytes() == members[f"{OUT}/{STATS}"]
+    except (OSError, KeyError):
+        return False
+
+
+def refresh_derived(members: dict[str, bytes], run_out: Path) -> None:
+    """Replace the restored run's derived file by the archive's, atomically."""
+    target = run_out / f"{TRACE}{DERIVED_SUFFIX}"
+    partial = target.with_name(target.name + ".partial")
+    partial.write_bytes(members[DERIVED_MEMBER])
+    partial.replace(target)
+
+
 def restore_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings, *, include_stale: bool = False) -> Restored:
     """Unpack the archived runs this results folder lacks (none: the campaign has no archive)."""
     index = read_index(campaign_folder(settings.folder, campaign.name))
@@ -107,7 +147,15 @@ def restore_campaign(campaign: Campaign, store: CampaignStore, settings: Archive
     identities: dict[str, str | None] = {}
     for spec, status in zip(campaign.runs, store.statuses(campaign.runs, campaign.max_attempts)):
         entry = index.get(spec.run_id)
-        if entry is None or status.state in KEPT_STATES:
+        if entry is None:
+            continue
+        if status.state == State.DONE and derived_differs(store.run_dir(spec.run_id).out, entry):
+            members = read_members(run_tar(settings.folder, campaign.name, spec.run_id), entry)
+            if DERIVED_MEMBER in members and same_run(members, store.run_dir(spec.run_id).path):
+                refresh_derived(members, store.run_dir(spec.run_id).out)
+                out.refreshed.append(spec.run_id)
+            continue
+        if status.state in KEPT_STATES:
             continue
         members = read_members(run_tar(settings.folder, campaign.name, spec.run_id), entry)
         try:
@@ -127,6 +175,9 @@ def restore_lines(restored: Restored, campaign: Campaign, settings: ArchiveSetti
     folder = campaign_folder(settings.folder, campaign.name)
     if restored.restored:
         yield f"restored {len(restored.restored)} done run(s) from the run archive ({folder}): not simulated again"
+    if restored.refreshed:
+        yield (f"took what was read from the traces of {len(restored.refreshed)} restored run(s) since they were restored "
+               f"(packed again with it): {' '.join(restored.refreshed)}")  # fmt: skip
     if restored.stale:
         yield (f"note: {len(restored.stale)} archived run(s) ran on another machine file, kernel build, disk image or gem5 "
                f"extra than today's: left in the archive (`campaign restore --include-stale` takes them anyway):")  # fmt: skip
