@@ -311,7 +311,7 @@ def test_a_run_restored_before_its_profile_was_packed_takes_the_profile_at_the_n
     assert again.restored == [] and again.refreshed == [spec.run_id]
     assert sorted(json.loads(derived.read_text())["readers"]) == ["hotlines"]
     lines = list(restore_module.restore_lines(again, campaign, settings(tmp_path)))
-    assert lines == [f"took what was read from the traces of 1 restored run(s) since they were restored (packed again with it): {spec.run_id}"]
+    assert lines == [f"1 restored run(s) took the profiles of their traces that the archive gained since they were restored: {spec.run_id}"]
     assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == []  # once
     # An entry packed before the archive recorded the readers' code digests names its readers only: the same
     # readers are the same derived file, not one to take again at every restore.

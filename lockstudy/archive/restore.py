@@ -176,8 +176,8 @@ def restore_lines(restored: Restored, campaign: Campaign, settings: ArchiveSetti
     if restored.restored:
         yield f"restored {len(restored.restored)} done run(s) from the run archive ({folder}): not simulated again"
     if restored.refreshed:
-        yield (f"took what was read from the traces of {len(restored.refreshed)} restored run(s) since they were restored "
-               f"(packed again with it): {' '.join(restored.refreshed)}")  # fmt: skip
+        yield (f"{len(restored.refreshed)} restored run(s) took the profiles of their traces that the archive gained "
+               f"since they were restored: {' '.join(restored.refreshed)}")  # fmt: skip
     if restored.stale:
         yield (f"note: {len(restored.stale)} archived run(s) ran on another machine file, kernel build, disk image or gem5 "
                f"extra than today's: left in the archive (`campaign restore --include-stale` takes them anyway):")  # fmt: skip
