@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.traffic.trace_cache import DERIVED_SUFFIX
+from analysis.traffic.trace_cache import DERIVED_SUFFIX, derived_file
 from lockstudy.archive.pack import OUT, OUT_FILES, RUN_FILES, read_index, readers_code, sha256
 from lockstudy.archive.settings import ArchiveError, ArchiveSettings, campaign_folder, run_tar
 from lockstudy.campaign.loader import Campaign
@@ -113,7 +113,7 @@ def derived_differs(run_out: Path, entry: dict[str, Any]) -> bool:
     if (run_out / TRACE).is_file() or not entry.get("derived"):
         return False
     try:
-        record = json.loads((run_out / f"{TRACE}{DERIVED_SUFFIX}").read_text())
+        record = json.loads(derived_file(run_out / TRACE).read_text())
         kept = readers_code(record)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return True  # absent or unreadable: the archive's is the run's
@@ -132,7 +132,7 @@ def same_run(members: dict[str, bytes], run_path: Path) -> bool:
 
 def refresh_derived(members: dict[str, bytes], run_out: Path) -> None:
     """Replace the restored run's derived file by the archive's, atomically."""
-    target = run_out / f"{TRACE}{DERIVED_SUFFIX}"
+    target = derived_file(run_out / TRACE)
     partial = target.with_name(target.name + ".partial")
     partial.write_bytes(members[DERIVED_MEMBER])
     partial.replace(target)
@@ -149,10 +149,11 @@ def restore_campaign(campaign: Campaign, store: CampaignStore, settings: Archive
         entry = index.get(spec.run_id)
         if entry is None:
             continue
-        if status.state == State.DONE and derived_differs(store.run_dir(spec.run_id).out, entry):
+        run = store.run_dir(spec.run_id)
+        if status.state == State.DONE and derived_differs(run.out, entry):
             members = read_members(run_tar(settings.folder, campaign.name, spec.run_id), entry)
-            if DERIVED_MEMBER in members and same_run(members, store.run_dir(spec.run_id).path):
-                refresh_derived(members, store.run_dir(spec.run_id).out)
+            if DERIVED_MEMBER in members and same_run(members, run.path):
+                refresh_derived(members, run.out)
                 out.refreshed.append(spec.run_id)
             continue
         if status.state in KEPT_STATES:
