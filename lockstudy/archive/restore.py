@@ -39,6 +39,7 @@ from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.campaign.staleness import differences
 from lockstudy.campaign.store import CampaignStore, State
+from lockstudy.files import write_bytes_atomically
 from lockstudy.paths import ROOT, build_dir, cache_dir
 from lockstudy.publish import BUILD, TRACE, replace_paths
 
@@ -132,10 +133,7 @@ def same_run(members: dict[str, bytes], run_path: Path) -> bool:
 
 def refresh_derived(members: dict[str, bytes], run_out: Path) -> None:
     """Replace the restored run's derived file by the archive's, atomically."""
-    target = derived_file(run_out / TRACE)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_bytes(members[DERIVED_MEMBER])
-    partial.replace(target)
+    write_bytes_atomically(derived_file(run_out / TRACE), members[DERIVED_MEMBER])
 
 
 def restore_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings, *, include_stale: bool = False) -> Restored:
