@@ -54,6 +54,7 @@ from analysis.seed_verdicts import seed_comparison, seed_evidence, seeds, upstre
 from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
 from analysis.statistics.claims import claims_table
 from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, key_text, rate_of
+from analysis.statistics.planned_runs import NOT_PLANNED, TO_COME, planned_rows
 from analysis.statistics.pooling import check_groups, split_traced
 from analysis.statistics.rules import load_rules
 from analysis.statistics.verdicts import AGREES, DISAGREES, INCONCLUSIVE, SINGLE_RUN
@@ -439,8 +440,9 @@ def claim_cases(judged: pd.DataFrame) -> pd.Series:
 
 
 def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion],
-                  hot: HotlineTables) -> tuple[Section, pd.DataFrame]:  # fmt: skip
-    """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv."""
+                  hot: HotlineTables, planned: pd.DataFrame | None = None) -> tuple[Section, pd.DataFrame]:  # fmt: skip
+    """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv;
+    a claim not run says whether the campaign's `planned` runs (planned_runs.planned_rows) will judge it."""
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
     tolerance = seed_file.agreement.relative_tolerance
@@ -460,7 +462,9 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         "measured throughput, time or jobs per minute, so ratios are shown side by side but only directions are judged. "
         "`top_line_a` and `top_line_b` are the measured top line of each traced ROI standing for a or b (the "
         "traced runs left out of the rate), with its share of the ROI's coherence requests (analysis/README.md, "
-        "\"Hot lines\"): a reading names a bottleneck only from these."
+        "\"Hot lines\"): a reading names a bottleneck only from these. A claim without runs to judge on reads "
+        f"\"not run\", then, in a report of its campaign, either `{TO_COME}`: the runs of the campaign not made yet that "
+        f"will judge it, or `{NOT_PLANNED}`: no run of the campaign matches that side (the first key none matches)."
     )
     frames = []
     moves = upstream_moves.load_moves()
@@ -475,7 +479,7 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         if seed.compare_on:
             sizes = ", ".join(f"{key} = {value}" for key, value in seed.compare_on.items())
             sub.paragraphs.append(f"The claims are compared on our runs with {sizes} only (seeds.toml `compare_on`: the seed's own setting).")
-        claims = with_top_lines(claims_table(table, seed, tolerance), hot)
+        claims = with_top_lines(claims_table(table, seed, tolerance, planned=planned), hot)
         frames.append(claims)
         sub.tables.append(Table(f"Seed {seed.id}: claims, published and ours (n, mean ratio and its interval)", claims[CLAIM_COLUMNS]))
         judged = claims[claims["ratio"].notna()]
@@ -615,7 +619,8 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         hierarchies = pd.Series([run.machine.hierarchy for run in results.runs.values()], dtype=object)
         sections.append(hotlines_section(hot, hierarchies))
     with timed_step("seed claims, their intervals and curves"):
-        seeds_part, claims = seeds_section(table, lock_summary, out, discussions, hot)
+        planned = None if campaign is None else planned_rows(load_campaign(campaign).runs, set(table["run_id"].astype(str)))
+        seeds_part, claims = seeds_section(table, lock_summary, out, discussions, hot, planned)
         sections.append(seeds_part)
         curves, curve_rows = curve_section(table, out)
         if curves is not None:

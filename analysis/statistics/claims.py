@@ -30,6 +30,7 @@ from analysis.seed_verdicts import seed_comparison
 from analysis.seed_verdicts.seeds import Claim, Seed, SeedFile, Workload
 from analysis.statistics.configurations import configuration_spread, rate_of, run_ids
 from analysis.statistics.intervals import ratio_interval
+from analysis.statistics.planned_runs import case_rows, outlook
 from analysis.statistics.pooling import RUN_ID, check_poolable, split_traced, window_of
 from analysis.statistics.rules import StatisticsError, StatisticsRules, load_rules
 from analysis.statistics.verdicts import verdict
@@ -102,9 +103,18 @@ def _windows(rows: pd.DataFrame, rules: StatisticsRules) -> pd.Series:
 
 
 def judge_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload, band: float,
-                rules: StatisticsRules, cpu_model: str = "") -> list[dict[str, Any]]:  # fmt: skip
+                rules: StatisticsRules, cpu_model: str = "", planned: pd.DataFrame | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """The judgements of one claim on one workload's runs (of one CPU model): one per copy count
-    (as seed_comparison.py splits them) and per timed window."""
+    (as seed_comparison.py splits them) and per timed window. A judgement without runs says so;
+    given the campaign's runs not yet made (`planned`, planned_runs.case_rows), it also says
+    which of them are to come for it, or that the campaign has none."""
+
+    def not_run(why: str, missing: tuple[str, ...], copies: float = math.nan, window: str = "") -> str:
+        said = "not run: " + why
+        if planned is None:
+            return said
+        return said + "; " + outlook(planned, rows, seed, claim, workload, rules, missing, copies, window, cpu_model)
+
     ours = rows[rows["testcase"] == workload.name] if "testcase" in rows else rows.iloc[0:0]
     a_all, a_missing = seed_comparison.matching(ours, seed, claim.a)
     b_all, b_missing = seed_comparison.matching(ours, seed, claim.b)
@@ -112,14 +122,15 @@ def judge_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload
     column, source = rate_of(workload.name, workload.rate, rules)
     base.update(rate=column, rate_source=source)
     if a_all.empty or b_all.empty:
-        why = "; ".join(f"{side}: {reason}" for side, reason in (("a", a_missing), ("b", b_missing)) if reason)
-        return [dict(base, verdict="not run: " + why)]
+        sides = (("a", a_missing), ("b", b_missing))
+        why = "; ".join(f"{side}: {reason}" for side, reason in sides if reason)
+        return [dict(base, verdict=not_run(why, tuple(side for side, reason in sides if reason)))]
     a_rows, a_traced = split_traced(a_all, rules, f"claim {claim.id}, a")
     b_rows, b_traced = split_traced(b_all, rules, f"claim {claim.id}, b")
     base.update(traced_left_out=len(a_traced) + len(b_traced), traced_a=traced_rois(a_traced), traced_b=traced_rois(b_traced))
     if a_rows.empty or b_rows.empty:
         side = "a" if a_rows.empty else "b"
-        return [dict(base, verdict=f"not run: {side}: only traced runs (attribution only, no rate)")]
+        return [dict(base, verdict=not_run(f"{side}: only traced runs (attribution only, no rate)", (side,)))]
     counts = seed_comparison.copy_counts(a_rows, b_rows, seed)
     if not counts:
         pairs = [(seed_comparison.one_count(a_rows, b_rows), a_rows, b_rows)]
@@ -131,7 +142,7 @@ def judge_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload
         of_count = dict(base, **{seed_comparison.COPIES: count})
         if a_of.empty or b_of.empty:
             side = "a" if a_of.empty else "b"
-            out.append(dict(of_count, verdict=f"not run: {side}: no run with {seed_comparison.COPIES}={count:g}"))
+            out.append(dict(of_count, verdict=not_run(f"{side}: no run with {seed_comparison.COPIES}={count:g}", (side,), count)))
             continue
         a_windows, b_windows = _windows(a_of, rules), _windows(b_of, rules)
         for window in sorted(set(a_windows) | set(b_windows)):
@@ -139,7 +150,7 @@ def judge_claim(rows: pd.DataFrame, seed: Seed, claim: Claim, workload: Workload
             a_w, b_w = a_of[a_windows == window], b_of[b_windows == window]
             if a_w.empty or b_w.empty:
                 side = "a" if a_w.empty else "b"
-                out.append(dict(in_window, verdict=f"not run: {side}: no untraced run with window {window}"))
+                out.append(dict(in_window, verdict=not_run(f"{side}: no untraced run with window {window}", (side,), count, window)))
             else:
                 out.append(judge_pair(in_window, claim, a_w, b_w, column, band, rules))
     return out
@@ -171,13 +182,19 @@ def merge_shared_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def claims_table(table: pd.DataFrame, seed: Seed, band: float, rules: StatisticsRules | None = None) -> pd.DataFrame:
-    """Every judgement of one seed's claims on our runs (COLUMNS), shared run pairs merged."""
+def claims_table(table: pd.DataFrame, seed: Seed, band: float, rules: StatisticsRules | None = None,
+                 planned: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+    """Every judgement of one seed's claims on our runs (COLUMNS), shared run pairs merged; with the
+    campaign's runs not yet made (`planned`, planned_runs.planned_rows), a claim not run says what it
+    waits for."""
     rules = rules or load_rules()
     found = [
         judgement
         for case in seed_comparison.claim_cases(table, seed)
-        for judgement in judge_claim(case.rows, case.seed, case.claim, case.workload, band, rules, case.cpu_model)
+        for judgement in judge_claim(
+            case.rows, case.seed, case.claim, case.workload, band, rules, case.cpu_model,
+            None if planned is None else case_rows(planned, case.seed, case.cpu_model),
+        )  # fmt: skip
     ]
     return merge_shared_pairs(pd.DataFrame(found, columns=list(COLUMNS)))
 
