@@ -50,7 +50,7 @@ from analysis.reporting.chart_points import (
 )
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
-from analysis.seed_verdicts import seed_comparison, seed_evidence, seeds, upstream_moves
+from analysis.seed_verdicts import at_a_glance, seed_comparison, seed_evidence, seeds, upstream_moves
 from analysis.statistics.claims import COLUMNS as CLAIMS_CSV_COLUMNS
 from analysis.statistics.claims import claims_table
 from analysis.statistics.configurations import GUEST_WINDOW, TRACED_NOTE, configurations_table, key_text, rate_of
@@ -440,9 +440,10 @@ def claim_cases(judged: pd.DataFrame) -> pd.Series:
 
 
 def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, discussions: dict[str, discussion.Discussion],
-                  hot: HotlineTables, planned: pd.DataFrame | None = None) -> tuple[Section, pd.DataFrame]:  # fmt: skip
-    """The seeds' claims against our runs, and the claims table (one judgement per row) for claims.csv;
-    a claim not run says whether the campaign's `planned` runs (planned_runs.planned_rows) will judge it."""
+                  hot: HotlineTables, planned: pd.DataFrame | None = None) -> tuple[Section, pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """The seeds' claims against our runs, the claims table (one judgement per row) for claims.csv and
+    the seeds at a glance (at_a_glance.py); a claim not run says whether the campaign's `planned` runs
+    (planned_runs.planned_rows) will judge it."""
     section = Section("The seeds: published claims against our runs")
     seed_file = seeds.load_seed_file()
     tolerance = seed_file.agreement.relative_tolerance
@@ -498,7 +499,9 @@ def seeds_section(table: pd.DataFrame, lock_summary: pd.DataFrame, out: Path, di
         sub.subsections += filter(None, [evidence_section(table, lock_summary, seed), budget, moved, reading])
         section.subsections.append(sub)
     claims_frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(CLAIMS_CSV_COLUMNS))
-    return section, claims_frame
+    glance = at_a_glance.glance_table(claims_frame, seed_file, moves)
+    section.tables.insert(0, Table(at_a_glance.caption(), glance))
+    return section, claims_frame, glance
 
 
 def boot_seconds(results_dir: Path) -> dict[str, float]:
@@ -620,7 +623,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         sections.append(hotlines_section(hot, hierarchies))
     with timed_step("seed claims, their intervals and curves"):
         planned = None if campaign is None else planned_rows(load_campaign(campaign).runs, set(table["run_id"].astype(str)))
-        seeds_part, claims = seeds_section(table, lock_summary, out, discussions, hot, planned)
+        seeds_part, claims, glance = seeds_section(table, lock_summary, out, discussions, hot, planned)
         sections.append(seeds_part)
         curves, curve_rows = curve_section(table, out)
         if curves is not None:
@@ -645,6 +648,7 @@ def build_report(results: Results, results_dir: Path, out: Path, title: str, cam
         "locks": lock_summary,
         "hotlines": hot.rows,
         "claims": claims,
+        "seeds_at_a_glance": glance,
         "configurations": configurations,
         "model_comparison": model_rows,
         "seed_curves": curve_rows,
