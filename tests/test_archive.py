@@ -272,6 +272,40 @@ def test_a_traced_run_keeps_what_was_read_from_its_trace_and_a_report_takes_it(t
     assert trace_cache.load_kept("trace-attribution", restored_trace, asked) is None
 
 
+def test_a_restored_runs_teaching_chart_is_the_one_a_report_here_asks_for(tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chart names result.json by its digest; a restore rewrites result.json (this machine's paths), so it
+    rewrites the digest the chart kept too, and a run restored before it did takes the derived file again."""
+    from analysis.handoff_chart import chart_cache
+    from analysis.handoff_chart.teaching import load_teaching
+
+    monkeypatch.setenv("LOCKSTUDY_CACHE", str(tmp_path / "cache"))
+    lock = load_teaching().lock
+    where = chart_cache.folder(lock, None, None)
+    there = CampaignStore(campaign.name, tmp_path / "lost-machine")
+    spec = campaign.runs[0]
+    out = make_done_run(there, spec, traced=True)
+    made = chart_cache.made_from(out / "roi.trace.gz", out / "result.json", lock, None, None)
+    trace_cache.store(trace_cache.cache_file(where, out / "roi.trace.gz"), {"made_from": made, "text": "the chart"})
+    list(archive_campaign(campaign, there, settings(tmp_path)))
+    here = CampaignStore(campaign.name, tmp_path / "new-machine")
+    assert restore_campaign(campaign, here, settings(tmp_path)).restored == [spec.run_id]
+    restored = here.run_dir(spec.run_id).out
+    assert (restored / "result.json").read_bytes() != (out / "result.json").read_bytes()  # another folder's paths
+    asked = chart_cache.made_from(restored / "roi.trace.gz", restored / "result.json", lock, None, None)
+    kept = trace_cache.load_kept(where, restored / "roi.trace.gz", asked)
+    assert kept is not None and kept["text"] == "the chart"
+    # As a restore before this one left it: the archived result.json's digest, which no file here has.
+    derived = trace_cache.derived_file(restored / "roi.trace.gz")
+    record = json.loads(derived.read_text())
+    archived = members_of(run_tar(tmp_path / "archive", campaign.name, spec.run_id))["out/result.json"]
+    record["readers"][where]["made_from"]["result_sha256"] = __import__("hashlib").sha256(archived).hexdigest()
+    derived.write_text(json.dumps(record))
+    assert trace_cache.load_kept(where, restored / "roi.trace.gz", asked) is None
+    assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == [spec.run_id]
+    assert trace_cache.load_kept(where, restored / "roi.trace.gz", asked) is not None
+    assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == []  # once
+
+
 def test_a_traced_run_packed_with_one_readers_result_is_packed_again_when_the_other_has_read_it(
     tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -311,7 +345,8 @@ def test_a_run_restored_before_its_profile_was_packed_takes_the_profile_at_the_n
     assert again.restored == [] and again.refreshed == [spec.run_id]
     assert sorted(json.loads(derived.read_text())["readers"]) == ["hotlines"]
     lines = list(restore_module.restore_lines(again, campaign, settings(tmp_path)))
-    assert lines == [f"1 restored run(s) took the profiles of their traces that the archive gained since they were restored: {spec.run_id}"]
+    assert lines == [f"1 restored run(s) took their traces' derived file from the archive again (profiles it gained since they "
+                     f"were restored, or digests of the files as restored here): {spec.run_id}"]
     assert restore_campaign(campaign, here, settings(tmp_path)).refreshed == []  # once
     # An entry packed before the archive recorded the readers' code digests names its readers only: the same
     # readers are the same derived file, not one to take again at every restore.

@@ -11,7 +11,11 @@ so a restore that dies leaves each run whole or absent.
 
 The placeholders of the repository and the cache in out/result.json are
 turned back into this machine's paths: the report finds the run's kernel
-build (its System.map) through them.
+build (its System.map) through them. What a trace reader made from the
+run names the files it read by their sha256 (the teaching page's chart
+names result.json's); pack.py rewrote those to the archived files'
+digests, and a restore rewrites them again to the digests of the files
+as it writes them, so that a report here finds the kept chart its own.
 
 A traced run restored here before its machine had profiled it has a
 derived file without that profile; when the archive packs the run again
@@ -39,13 +43,15 @@ from lockstudy.campaign.loader import Campaign
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.campaign.staleness import differences
 from lockstudy.campaign.store import CampaignStore, State
-from lockstudy.files import write_bytes_atomically
+from lockstudy.files import file_sha256, write_bytes_atomically
 from lockstudy.paths import ROOT, build_dir, cache_dir
 from lockstudy.publish import BUILD, TRACE, replace_paths
 
 KEPT_STATES = (State.DONE, State.RUNNING)  # a results folder's own run wins over the archive's
 REQUIRED_MEMBERS = frozenset({*RUN_FILES, *(f"{OUT}/{name}" for name in OUT_FILES)})
 DERIVED_MEMBER = f"{OUT}/{TRACE}{DERIVED_SUFFIX}"
+RESULT_MEMBER = f"{OUT}/result.json"  # the member a restore rewrites (localised)
+RESULT_DIGEST = "result_sha256"  # a reader's made_from key holding result.json's digest (the teaching chart's)
 STATS = "stats.txt"  # one of OUT_FILES: the simulation's own numbers
 ALLOWED_MEMBERS = REQUIRED_MEMBERS | {DERIVED_MEMBER}
 
@@ -88,17 +94,41 @@ def localised(text: str, run_out: Path) -> str:
     return replace_paths(text, local_paths(run_out))
 
 
+def redigested_record(data: bytes, redigested: dict[str, str]) -> bytes:
+    """A derived file whose readers' `made_from` digests of rewritten files are those files' digests as written
+    here (`redigested`: archived digest -> written digest; pack.py's derived_record the other way)."""
+    try:
+        record = json.loads(data)
+        readers = record["readers"]
+    except (ValueError, KeyError, TypeError):
+        return data  # not a derived record: kept as archived, and its readers find nothing in it
+    for reader in readers.values() if isinstance(readers, dict) else ():
+        made = reader.get("made_from") if isinstance(reader, dict) else None
+        if isinstance(made, dict):
+            reader["made_from"] = {key: redigested.get(value, value) if isinstance(value, str) else value for key, value in made.items()}
+    return (json.dumps(record, sort_keys=True) + "\n").encode()
+
+
+def written_members(members: dict[str, bytes], run_out: Path) -> dict[str, bytes]:
+    """The run's members as a restore writes them into a run whose out/ is `run_out`: result.json localised,
+    and the derived file's digest of result.json following it."""
+    archived = members[RESULT_MEMBER]
+    local = localised(archived.decode(), run_out).encode()
+    written = dict(members, **{RESULT_MEMBER: local})
+    if DERIVED_MEMBER in members:
+        written[DERIVED_MEMBER] = redigested_record(members[DERIVED_MEMBER], {sha256(archived): sha256(local)})
+    return written
+
+
 def unpack(members: dict[str, bytes], store: CampaignStore, spec: RunSpec) -> None:
     """Write the run's folder from its members: whole, or not at all."""
     run_path = store.run_dir(spec.run_id).path
     run_path.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{spec.run_id}.", dir=run_path.parent))
     try:
-        for name, data in members.items():
+        for name, data in written_members(members, run_path / OUT).items():
             target = scratch / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            if name == f"{OUT}/result.json":
-                data = localised(data.decode(), run_path / OUT).encode()
             target.write_bytes(data)
         if run_path.exists():
             shutil.rmtree(run_path)  # pending, failed, dead or stopped: the archive holds it done
@@ -120,7 +150,21 @@ def derived_differs(run_out: Path, entry: dict[str, Any]) -> bool:
         return True  # absent or unreadable: the archive's is the run's
     if sorted(record["readers"]) != sorted(entry["derived"]):
         return True
-    return "derived_code" in entry and kept != entry["derived_code"]  # an entry packed before codes were recorded names readers only
+    if "derived_code" in entry and kept != entry["derived_code"]:  # an entry packed before codes were recorded names readers only
+        return True
+    return not digests_followed(record, run_out)
+
+
+def digests_followed(record: dict[str, Any], run_out: Path) -> bool:
+    """Whether every reader that kept result.json's digest kept the digest of the result.json here (a run
+    restored before the restore rewrote them has the archived file's)."""
+    kept = {reader.get("made_from", {}).get(RESULT_DIGEST) for reader in record["readers"].values()} - {None}
+    if not kept:
+        return True
+    try:
+        return kept == {file_sha256(run_out / "result.json")}
+    except OSError:
+        return False
 
 
 def same_run(members: dict[str, bytes], run_path: Path) -> bool:
@@ -132,8 +176,8 @@ def same_run(members: dict[str, bytes], run_path: Path) -> bool:
 
 
 def refresh_derived(members: dict[str, bytes], run_out: Path) -> None:
-    """Replace the restored run's derived file by the archive's, atomically."""
-    write_bytes_atomically(derived_file(run_out / TRACE), members[DERIVED_MEMBER])
+    """Replace the restored run's derived file by the archive's (its digests those of the files here), atomically."""
+    write_bytes_atomically(derived_file(run_out / TRACE), written_members(members, run_out)[DERIVED_MEMBER])
 
 
 def restore_campaign(campaign: Campaign, store: CampaignStore, settings: ArchiveSettings, *, include_stale: bool = False) -> Restored:
@@ -175,8 +219,8 @@ def restore_lines(restored: Restored, campaign: Campaign, settings: ArchiveSetti
     if restored.restored:
         yield f"restored {len(restored.restored)} done run(s) from the run archive ({folder}): not simulated again"
     if restored.refreshed:
-        yield (f"{len(restored.refreshed)} restored run(s) took the profiles of their traces that the archive gained "
-               f"since they were restored: {' '.join(restored.refreshed)}")  # fmt: skip
+        yield (f"{len(restored.refreshed)} restored run(s) took their traces' derived file from the archive again (profiles "
+               f"it gained since they were restored, or digests of the files as restored here): {' '.join(restored.refreshed)}")  # fmt: skip
     if restored.stale:
         yield (f"note: {len(restored.stale)} archived run(s) ran on another machine file, kernel build, disk image or gem5 "
                f"extra than today's: left in the archive (`campaign restore --include-stale` takes them anyway):")  # fmt: skip
