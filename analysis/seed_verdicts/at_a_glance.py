@@ -86,12 +86,15 @@ def _borrowed_top_line(row: pd.Series, same: pd.DataFrame) -> str:
 
 
 def _stands_on(seed_id: str, condition: str, seed_file: SeedFile, moves: dict[str, Move]) -> str:
-    """Under the precondition, what restores the seed's bottleneck; as shipped, the upstream change that moved it."""
+    """Under the precondition, the study that restores the seed's bottleneck (the seed's section says how); as
+    shipped, the upstream change that moved it and its first release (its "What moved it in 6.1" says more)."""
     seed = next(s for s in seed_file.seeds if s.id == seed_id)
     if condition == PRECONDITION and seed.precondition is not None:
-        return f"study {seed.precondition.study}: restores {seed.precondition.restores}"
+        return f"study {seed.precondition.study}, the bottleneck restored"
     move = moves.get(seed_id)
-    return f"{move.change} ({move.release})" if move is not None else f"study {seed.study}"
+    if move is None:
+        return f"study {seed.study}"
+    return f"{move.change} ({move.release.split(' (')[0]})"
 
 
 def glance_table(claims: pd.DataFrame, seed_file: SeedFile, moves: dict[str, Move]) -> pd.DataFrame:
