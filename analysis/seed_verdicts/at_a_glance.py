@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.seed_verdicts.seeds import AS_SHIPPED, PRECONDITION, SeedFile
+from analysis.seed_verdicts.seeds import AS_SHIPPED, PRECONDITION, Seed, SeedFile
 from analysis.seed_verdicts.upstream_moves import Move
 from analysis.statistics.claims import HEADLINE
 from analysis.statistics.planned_runs import NOT_PLANNED
@@ -85,13 +85,12 @@ def _borrowed_top_line(row: pd.Series, same: pd.DataFrame) -> str:
     return f"{NONE} (no traced run of this seed under this condition)"
 
 
-def _stands_on(seed_id: str, condition: str, seed_file: SeedFile, moves: dict[str, Move]) -> str:
+def _stands_on(seed: Seed, condition: str, moves: dict[str, Move]) -> str:
     """Under the precondition, the study that restores the seed's bottleneck (the seed's section says how); as
     shipped, the upstream change that moved it and its first release (its "What moved it in 6.1" says more)."""
-    seed = next(s for s in seed_file.seeds if s.id == seed_id)
     if condition == PRECONDITION and seed.precondition is not None:
         return f"study {seed.precondition.study}, the bottleneck restored"
-    move = moves.get(seed_id)
+    move = moves.get(seed.id)
     if move is None:
         return f"study {seed.study}"
     return f"{move.change} ({move.release.split(' (')[0]})"
@@ -114,7 +113,7 @@ def glance_table(claims: pd.DataFrame, seed_file: SeedFile, moves: dict[str, Mov
                     "published": _published(row), "ours (95% interval)": _ours(row),
                     "n": f"{int(row['n_a'])} + {int(row['n_b'])}", "verdict": row["verdict"],
                     "top line": _borrowed_top_line(row, same),
-                    "what it stands on": _stands_on(seed.id, condition, seed_file, moves),
+                    "what it stands on": _stands_on(seed, condition, moves),
                 })  # fmt: skip
     return pd.DataFrame(out, columns=list(COLUMNS))
 

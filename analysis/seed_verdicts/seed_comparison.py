@@ -171,14 +171,20 @@ class ClaimCase:
     rows: pd.DataFrame
 
 
+def compared_rows(table: pd.DataFrame, view: Seed) -> pd.DataFrame:
+    """The rows of one condition's view of a seed its claims are judged on: its study's, at its compare_on sizes."""
+    rows = study_rows(table, view)
+    for key, value in view.compare_on.items():  # the seed's own setting (its one busy CPU)
+        rows = rows[rows[SIZE_KEYS[key]] == value]
+    return rows
+
+
 def claim_cases(table: pd.DataFrame, seed: Seed) -> Iterator[ClaimCase]:
     """Every claim of `seed` on our runs: each condition's claims on its own study's runs, at the
     seed's compare_on sizes, per workload and CPU model."""
     for condition in seed.conditions():
         view = seed.under(condition)
-        rows = study_rows(table, view)
-        for key, value in view.compare_on.items():  # the seed's own setting (its one busy CPU)
-            rows = rows[rows[SIZE_KEYS[key]] == value]
+        rows = compared_rows(table, view)
         models = cpu_models(rows)
         for claim in (c for c in view.claims if c.condition == condition):
             for workload in view.workloads:

@@ -22,7 +22,7 @@ from analysis.seed_verdicts.seeds import Claim, Seed, Workload
 from analysis.statistics.pooling import RUN_ID, split_traced, window_of
 from analysis.statistics.rules import StatisticsRules
 from analysis.traffic.metrics import MetricRules, load_metric_rules
-from lockstudy.campaign.machines import machine_module
+from lockstudy.costmodel.plan import cpus_of
 from lockstudy.campaign.spec import RunSpec
 from lockstudy.run_spec import Item, parse_run_spec
 
@@ -48,15 +48,13 @@ def planned_rows(specs: Iterable[RunSpec], done: set[str], rules: MetricRules | 
     """The runs of `specs` not in `done`, one row per ROI (run-spec item), in the metrics table's columns
     that say a run's configuration."""
     rules = rules or load_metric_rules()
-    machines = machine_module()
     rows = []
     for spec in specs:
         if spec.run_id in done:
             continue
-        cpus = machines.find_machine(spec.machine).instance(spec.size).num_cpus
         for roi, item in enumerate(parse_run_spec(spec.run)):
             rows.append({
-                RUN_ID: spec.run_id, "study": spec.study, "machine": spec.machine, "cpus": int(cpus),
+                RUN_ID: spec.run_id, "study": spec.study, "machine": spec.machine, "cpus": cpus_of(spec),
                 "nodes": spec.size if spec.size_unit == NODES_UNIT else 1, "kernel_build": spec.kernel_build,
                 "boot_args": " ".join(spec.boot), "testcase": item.testcase, "copies": _copies(item, rules),
                 "run_spec": spec.run, "roi": roi, seed_comparison.CPU_MODEL: spec.cpu_model, "trace": spec.trace,
@@ -73,9 +71,7 @@ PLANNED_COLUMNS = (
 def case_rows(planned: pd.DataFrame, seed: Seed, cpu_model: str) -> pd.DataFrame:
     """The planned runs a claim case of `seed` (one condition's view) judges on: the rows
     seed_comparison.claim_cases gives it of the results, taken of the planned runs."""
-    rows = seed_comparison.study_rows(planned, seed)
-    for key, value in seed.compare_on.items():
-        rows = rows[rows[seed_comparison.SIZE_KEYS[key]] == value]
+    rows = seed_comparison.compared_rows(planned, seed)
     return rows if not cpu_model else rows[rows[seed_comparison.CPU_MODEL] == cpu_model]
 
 
