@@ -24,6 +24,8 @@ TESTCASE = "kbench"
 PARAMS_FILE = DATA / "kbench.toml"
 # A CPU list in a run spec: ranges joined by '.' (',' separates the spec's pairs).
 CPU_LIST = re.compile(r"\d+(?:-\d+)?(?:[.,]\d+(?:-\d+)?)*")
+# The placements that split the threads over two locks (lockstudy-bench-lock-pair.patch).
+PAIR_PREFIX = "pair-"
 
 
 class KbenchParamError(ValueError):
@@ -99,6 +101,7 @@ def _check_lock(params: Mapping[str, str | int | float], known: KbenchParams) ->
     if lock == known.locks[0]:
         if "writers" in params:
             raise KbenchParamError(f"writers={params['writers']}: only lock={known.locks[1]} has readers and writers")
+        _check_pair(params, known)
         return
     if str(params.get("variant", known.variant_boot)) != known.variant_boot:
         raise KbenchParamError(f"variant={params['variant']}: lock={lock} runs the boot variant (its wait_lock is the kernel's)")
@@ -107,6 +110,30 @@ def _check_lock(params: Mapping[str, str | int | float], known: KbenchParams) ->
     cpus = str(params.get("cpus", known.cpus_all))
     if "writers" in params and cpus != known.cpus_all and int(str(params["writers"])) > _cpu_count(cpus):
         raise KbenchParamError(f"writers={params['writers']}: more writers than the {_cpu_count(cpus)} CPUs of cpus={cpus}")
+
+
+def _check_pair(params: Mapping[str, str | int | float], known: KbenchParams) -> None:
+    """A lock pair (placement=pair-*) puts every other thread on a second lock, so it needs two threads."""
+    placement = str(params.get("placement", known.placements[0]))
+    cpus = str(params.get("cpus", known.cpus_all))
+    if placement.startswith(PAIR_PREFIX) and cpus != known.cpus_all and _cpu_count(cpus) < 2:
+        raise KbenchParamError(f"placement={placement}: a lock pair needs two bench threads or more; cpus={cpus} gives one")
+
+
+def build_reasons(params: Mapping[str, str | int | float], build_patches: tuple[str, ...], cpus: int | None) -> list[str]:
+    """Why a build whose extra patches are `build_patches`, with `cpus` CPUs online (None: not known
+    here), cannot run kbench with `params` (empty: it can); lockstudy/data/kbench.toml [needs_patch]."""
+    with open(PARAMS_FILE, "rb") as handle:
+        needs: dict[str, dict[str, str]] = tomllib.load(handle).get("needs_patch", {})
+    reasons = [
+        f"{key}={params[key]} needs {patch}, which this kernel build does not apply (kernel/builds.toml extra_patches)"
+        for key, words in needs.items()
+        if key in params and (patch := words.get(str(params[key]))) is not None and patch not in build_patches
+    ]
+    placement = str(params.get("placement", ""))
+    if placement.startswith(PAIR_PREFIX) and str(params.get("cpus", "all")) == "all" and cpus is not None and cpus < 2:
+        reasons.append(f"placement={placement}: a lock pair needs two bench threads or more; {cpus} CPU gives one")
+    return reasons
 
 
 def _cpu_count(value: str) -> int:

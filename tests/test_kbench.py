@@ -103,6 +103,8 @@ def test_host_accepts_good_kbench_specs() -> None:
         ({"lock": "rwsem", "variant": "tas"}, "variant=tas: lock=rwsem runs the boot variant"),
         ({"lock": "rwsem", "placement": "padded"}, "placement=padded: lock=rwsem has its cache line to itself"),
         ({"lock": "rwsem", "cpus": "0-1", "writers": 3}, "writers=3: more writers than the 2 CPUs of cpus=0-1"),
+        ({"placement": "pair-packed", "cpus": "3"}, "placement=pair-packed: a lock pair needs two bench threads or more"),
+        ({"lock": "rwsem", "placement": "pair-padded"}, "placement=pair-padded: lock=rwsem has its cache line to itself"),
     ],
 )
 def test_host_names_bad_kbench_params(params: dict[str, str | int], message: str) -> None:
@@ -141,7 +143,8 @@ def test_guest_validation_of_kbench_specs(programs: Path) -> None:
         return subprocess.run([str(BUSYBOX), "sh", "-c", script, "sh", spec], capture_output=True, text=True, env=env, timeout=30).stdout.strip()
 
     assert validate("kbench:variant=hbo,duration_ms=300,hold_loops=100,think_loops=100+kbench:variant=ticket") == "rc=0"
-    assert "rc=1" in validate("kbench:placement=mixed") and "expected padded or shared" in validate("kbench:placement=mixed")
+    assert "rc=1" in validate("kbench:placement=mixed") and "expected padded, shared, pair-padded or pair-packed" in validate("kbench:placement=mixed")
+    assert validate("kbench:variant=tas,placement=pair-packed,cpus=0-1") == "rc=0"
     assert "unknown parameter 'speed'" in validate("kbench:speed=2")
 
 
@@ -321,3 +324,57 @@ def test_kbench_says_when_the_kernel_has_no_rwsem_bench(programs: Path, tmp_path
     run = run_fake(bench, RWSEM_ARGS)
     assert run.returncode != 0 and run.stdout == ""
     assert "lock=rwsem: this kernel's bench has no rwsem" in run.stderr and "smp-rwsem-bench" in run.stderr
+
+
+# ---- the lock pair (lockstudy-bench-lock-pair.patch, the smp-bench-pair build alone) ----------
+
+# Two threads, one on each lock: CPUs 0 and 1 must be online here (the host's CPU list is the guest's).
+PAIR_ARGS = ["variant=tas", "cpus=0-1", "duration_ms=300", "hold_loops=10", "think_loops=100", "placement=pair-packed"]
+PAIR_RESULT = """variant tas
+placement pair-packed
+cpus 0-1
+hold_loops 10
+think_loops 100
+lock_address 0xffffffff81cfd0c0
+lock_size 4
+elapsed_ns 300000000
+acquisitions 5000
+acquisitions_per_sec 16666
+handoffs_local 0
+handoffs_remote 0
+handoffs 0
+guarded_count 5000
+exclusion ok
+pair_lock_address 0xffffffff81cfd0c8
+thread cpu 0 node 0 acquisitions 2600 handoffs_local 0 handoffs_remote 0
+thread cpu 1 node 0 acquisitions 2400 handoffs_local 0 handoffs_remote 0
+"""
+
+
+def _two_cpus_online() -> None:
+    online = Path("/sys/devices/system/cpu/online").read_text().strip()
+    if online == "0":
+        pytest.skip(f"this host has one CPU online ({online}): a lock pair needs CPUs 0 and 1")
+
+
+def test_kbench_drives_a_lock_pair_and_reports_its_second_lock(programs: Path, tmp_path: Path) -> None:
+    _two_cpus_online()
+    bench = fake_bench(tmp_path, PAIR_RESULT, settings=WITHOUT_RWSEM)
+    result = run_fake(bench, PAIR_ARGS).result()
+    assert (bench / "placement").read_text() == "pair-packed"
+    (run,) = result["metrics"]["runs"]
+    assert run["placement"] == "pair-packed" and run["pair_lock_address"] == "0xffffffff81cfd0c8"
+    assert run["guarded_count"] == run["acquisitions"] == 5000 and [t["acquisitions"] for t in run["threads"]] == [2600, 2400]
+
+
+def test_kbench_refuses_a_pair_result_without_its_second_lock(programs: Path, tmp_path: Path) -> None:
+    """A kernel that took the placement but printed no second lock is not the pair bench: no result."""
+    _two_cpus_online()
+    bench = fake_bench(tmp_path, PAIR_RESULT.replace("pair_lock_address 0xffffffff81cfd0c8\n", ""), settings=WITHOUT_RWSEM)
+    run = run_fake(bench, PAIR_ARGS)
+    assert run.returncode != 0 and run.stdout == "" and "pair_lock_address" in run.stderr
+
+
+def test_kbench_refuses_a_pair_on_one_cpu(programs: Path, tmp_path: Path) -> None:
+    run = run_fake(fake_bench(tmp_path, settings=WITHOUT_RWSEM), ["variant=tas", "cpus=0", "placement=pair-padded"])
+    assert run.returncode != 0 and "a lock pair needs two bench threads or more; cpus=0 gives 1" in run.stderr

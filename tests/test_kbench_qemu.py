@@ -7,7 +7,9 @@ mutual exclusion held, its per-thread numbers must add up to the totals,
 the threads must sit on the nodes of the layout, and the lock must be the
 kernel's `bench_area` (System.map). A second boot asks for a variant the
 kernel does not know: the kernel refuses it and the run ends with kbench's
-message. Time: two boots of about 5 s each under TCG.
+message. Time: two boots of about 5 s each under TCG. The builds with the
+bench's extra patches (smp-rwsem-bench, smp-bench-pair) get a boot each,
+and the smp build a boot that asks each for what it lacks.
 
 Needs the smp kernel (fails when it is missing or stale: run ./run.sh setup)
 and builds the image if it is out of date.
@@ -122,3 +124,41 @@ def test_kbench_refuses_the_rwsem_on_a_build_without_it(smp_bzimage: Path, rootf
     run = guest(smp_bzimage, rootfs, tmp_path / "no-rwsem.log", 1, "lockstudy.run=kbench:lock=rwsem,writers=1,duration_ms=10")
     assert run.done is not None and run.done.reason == "testcase-failed:kbench"
     assert any("lock=rwsem: this kernel's bench has no rwsem" in e for e in run.errors), run.errors
+
+
+# Seed 000's precondition: the bench's lock pair (kernel/patches/lockstudy-bench-lock-pair.patch), the
+# seed's lock, packed then padded, in one boot. Every other thread (in CPU order) takes the second lock.
+PAIR_BENCH = "variant=tas,duration_ms=300,hold_loops=10,think_loops=100"
+PAIR_PLACEMENTS = ("pair-packed", "pair-padded")
+CACHE_LINE_BYTES = 64  # x86
+
+
+def test_kbench_lock_pair_packs_the_second_lock_on_the_first_ones_line(rootfs: Path, tmp_path: Path) -> None:
+    """Packed, the second lock is on the bench lock's cache line; padded, on another. Each lock's
+    exclusion holds (the kernel checks each guarded counter against its own threads), and the
+    threads' counts add up."""
+    kernel_image = kernel_output_dir("smp-bench-pair") / "bzImage"
+    if not kernel_image.is_file():
+        pytest.fail(f"{kernel_image} missing: run ./run.sh setup")
+    spec = "+".join(f"kbench:{PAIR_BENCH},placement={placement}" for placement in PAIR_PLACEMENTS)
+    run = guest(kernel_image, rootfs, tmp_path / "pair.log", CPUS, f"{NUMA_ARG} lockstudy.run={spec}", SOCKETS)
+    results = run.results()
+    bench_area = symbol_address(kernel_image.parent / "System.map", BENCH_LOCK_SYMBOL)
+    lines = {}
+    for result, placement in zip(results, PAIR_PLACEMENTS, strict=True):
+        (bench,) = result.data["metrics"]["runs"]
+        assert bench["placement"] == placement and bench["exclusion"] == "ok"
+        assert bench["guarded_count"] == bench["acquisitions"] == sum(t["acquisitions"] for t in bench["threads"]) > 0
+        assert all(t["acquisitions"] > 0 for t in bench["threads"])  # both locks taken
+        first, second = int(bench["lock_address"], 16), int(bench["pair_lock_address"], 16)
+        assert first == bench_area and second != first
+        lines[placement] = (first // CACHE_LINE_BYTES, second // CACHE_LINE_BYTES)
+    assert lines["pair-packed"][0] == lines["pair-packed"][1]
+    assert lines["pair-padded"][0] != lines["pair-padded"][1]
+
+
+def test_kbench_refuses_the_lock_pair_on_a_build_without_it(smp_bzimage: Path, rootfs: Path, tmp_path: Path) -> None:
+    """Every build but smp-bench-pair has the bench without lockstudy-bench-lock-pair.patch."""
+    run = guest(smp_bzimage, rootfs, tmp_path / "no-pair.log", 2, "lockstudy.run=kbench:placement=pair-packed,duration_ms=10")
+    assert run.done is not None and run.done.reason == "testcase-failed:kbench"
+    assert any("placement=pair-packed: this kernel's bench has no lock pair" in e for e in run.errors), run.errors

@@ -146,6 +146,19 @@ def test_rwsem_bench_build_is_lockevents_with_the_bench_patch_alone() -> None:
     assert "lockstudy-bench-rwsem.patch" not in [path.name for path in SERIES.patches]
 
 
+@pytest.mark.kernel
+def test_bench_pair_build_is_smp_with_the_pair_patch_alone() -> None:
+    """Seed 000's precondition build: smp's config, with lockstudy-bench-lock-pair.patch applied after
+    the series; no other build applies it."""
+    assert BUILDS["smp-bench-pair"].measurement
+    assert resolved_config("smp-bench-pair") == resolved_config("smp")
+    infos = {name: json.loads((built(name) / BUILD_INFO).read_text()) for name in ("smp-bench-pair", "smp")}
+    assert infos["smp"]["patches"]["series_sha256"] == SERIES.digest
+    assert infos["smp-bench-pair"]["patches"]["series_sha256"] == SERIES.extended((specs.PATCHES_DIR / "lockstudy-bench-lock-pair.patch",)).digest
+    assert "lockstudy-bench-lock-pair.patch" not in [path.name for path in SERIES.patches]
+    assert [name for name, spec in BUILDS.items() if "lockstudy-bench-lock-pair.patch" in spec.extra_patches] == ["smp-bench-pair"]
+
+
 def test_extra_patches_follow_the_series_in_a_tree_of_their_own(tmp_path: Path) -> None:
     (tmp_path / "series").write_text("0001-a.patch\n")
     for name in ("0001-a.patch", "0002-extra.patch"):

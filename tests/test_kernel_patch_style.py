@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.kernel]
 EXPECTED_WARNINGS = (
     ("added, moved or deleted file(s), does MAINTAINERS need updating?", None),  # any patch that adds a file
     ("potentially exposes the kernel memory layout",
-     {"spinlock-0005-lock-bench.patch", "lockstudy-core-0002-lock-registry.patch", "lockstudy-bench-rwsem.patch"}),
+     {"spinlock-0005-lock-bench.patch", "lockstudy-core-0002-lock-registry.patch", "lockstudy-bench-rwsem.patch",
+      "lockstudy-bench-lock-pair.patch"}),
     ("Unknown commit id", {"mm-single-page-table-lock.patch", "rwsem-wakeflag.patch"}),
 )
 MESSAGE = re.compile(r"^(ERROR|WARNING|CHECK): (.*)$", re.MULTILINE)

@@ -101,7 +101,9 @@ static struct param params[] = {
 	UINT_PARAM("hold_loops", "0", 0, BENCH_MAX_LOOPS, "cpu_relax() iterations inside the critical section"),
 	UINT_PARAM("think_loops", "0", 0, BENCH_MAX_LOOPS, "cpu_relax() iterations between two acquisitions"),
 	STR_PARAM("placement", "padded",
-		  "padded: the lock alone in its cache line; shared: the line also holds a counter every thread increments"),
+		  "padded: the lock alone in its cache line; shared: the line also holds a counter every thread increments; "
+		  "pair-padded, pair-packed: every other thread takes a second lock, on a line of its own or on the first "
+		  "lock's (the smp-bench-pair build; two CPUs or more)"),
 	STR_PARAM("lock", "spinlock",
 		  "spinlock: the bench spinlock of variant=; rwsem: one rwsem, its wait_lock of the boot variant (variant=boot)"),
 	UINT_PARAM("writers", "1", 0, MAX_CPUS,
@@ -112,7 +114,7 @@ static struct param params[] = {
 	{ .name = NULL },
 };
 
-static const char *const placements[] = { "padded", "shared" };
+static const char *const placements[] = { "padded", "shared", "pair-padded", "pair-packed" };
 static const char *const locks[] = { "spinlock", "rwsem" };
 
 /* One "key value" line of a result, or one "key value" pair of a thread line. */
@@ -172,6 +174,12 @@ static struct param *param(const char *name)
 static bool is_rwsem(void)
 {
 	return !strcmp(param("lock")->value, "rwsem");
+}
+
+/* placement=pair-*: two bench locks, every other thread on the second */
+static bool is_pair(void)
+{
+	return !strncmp(param("placement")->value, "pair-", strlen("pair-"));
 }
 
 static unsigned long long parse_number(const char *what, const char *text)
@@ -314,7 +322,7 @@ static void parse_args(int argc, char **argv, bool *check_only)
 	for (k = 0; k < ARRAY_SIZE(placements); k++)
 		known |= !strcmp(param("placement")->value, placements[k]);
 	if (!known)
-		die(0, "placement=%s: expected padded or shared", param("placement")->value);
+		die(0, "placement=%s: expected padded, shared, pair-padded or pair-packed", param("placement")->value);
 	known = false;
 	for (k = 0; k < ARRAY_SIZE(locks); k++)
 		known |= !strcmp(param("lock")->value, locks[k]);
@@ -334,6 +342,9 @@ static void parse_args(int argc, char **argv, bool *check_only)
 	}
 	if (strcmp(param("cpus")->value, "all"))
 		ncpus = parse_cpu_list("cpus", param("cpus")->value, want_cpu);
+	if (is_pair() && strcmp(param("cpus")->value, "all") && ncpus < 2)
+		die(0, "placement=%s: a lock pair needs two bench threads or more; cpus=%s gives %d",
+		    param("placement")->value, param("cpus")->value, ncpus);
 
 	if (m5ops_init(param("m5ops")->value, err, sizeof(err)))
 		die(0, "%s", err);
@@ -380,6 +391,9 @@ static void write_setting(const char *file, const char *value, const char *asked
 	if (fd < 0)
 		die(errno, "opening %s", path);
 	done = write(fd, value, len);
+	if (done < 0 && errno == EINVAL && !strcmp(file, "placement") && is_pair())
+		die(0, "placement=%s: this kernel's bench has no lock pair (only the smp-bench-pair build applies lockstudy-bench-lock-pair.patch; writing %s: %s)",
+		    value, path, strerror(EINVAL));
 	if (done < 0 && errno == EINVAL && !strcmp(file, "variant"))
 		die(0, "variant=%s: the kernel's lock bench does not know this variant (writing %s: %s)",
 		    value, path, strerror(EINVAL));
@@ -464,6 +478,9 @@ static void resolve_cpus(void)
 	if (is_rwsem() && param("writers")->uint > (unsigned long long)ncpus)
 		die(0, "writers=%llu: more writers than the %d bench threads (cpus=%s)", param("writers")->uint, ncpus,
 		    param("cpus")->value);
+	if (is_pair() && ncpus < 2)
+		die(0, "placement=%s: a lock pair needs two bench threads or more; cpus=%s gives %d",
+		    param("placement")->value, param("cpus")->value, ncpus);
 }
 
 /* ---- one run's result ---------------------------------------------------- */
@@ -602,6 +619,8 @@ static void check_run(struct run *r, int index)
 		die(0, "run %d: the result's hold_loops/think_loops are not the ones written", index);
 	result_str(r, index, "lock_address");
 	result_uint(r, index, "lock_size");
+	if (is_pair())
+		result_str(r, index, "pair_lock_address");
 
 	r->elapsed_ns = result_uint(r, index, "elapsed_ns");
 	r->acquisitions = result_uint(r, index, "acquisitions");
@@ -761,7 +780,8 @@ static void bench(void)
 /* Values that are lists or words even when they look like a number ("cpus 2"). */
 static bool is_text_key(const char *key)
 {
-	static const char *const text_keys[] = { "variant", "placement", "lock", "cpus", "lock_address", "exclusion" };
+	static const char *const text_keys[] = { "variant", "placement", "lock", "cpus", "lock_address", "pair_lock_address",
+						  "exclusion" };
 	unsigned int k;
 
 	for (k = 0; k < ARRAY_SIZE(text_keys); k++)
