@@ -122,6 +122,20 @@ def start_perturbation_reasons(spec: str) -> list[testcases.Reason]:
     ]
 
 
+def build_reasons(spec: str, build_patches: tuple[str, ...], cpus: int | None) -> list[testcases.Reason]:
+    """Why `spec` cannot run on a kernel build whose extra patches are `build_patches`, with `cpus` CPUs
+    (None: not known before the boot): a kbench feature that only another build's patch has."""
+    try:
+        items = parse_syntax(spec)
+    except RunSpecError:
+        return []  # the spec's own check names what is wrong with it
+    return [
+        testcases.Reason(text, "a kernel_build whose extra_patches have it, or another run spec")
+        for item in items if item.testcase == kbench.TESTCASE
+        for text in kbench.build_reasons(item.params, build_patches, cpus)
+    ]  # fmt: skip
+
+
 def parse_syntax(spec: str) -> list[Item]:
     """The items of a lockstudy.run= value, checked against the grammar only."""
     if not spec:

@@ -327,6 +327,45 @@ def test_a_spec_the_guest_would_refuse_stops_the_campaign_before_any_boot(tmp_pa
         check_run_specs([refused])
 
 
+BENCH_FEATURES = """
+    [campaign]
+    name = "features"
+    [defaults.resources]
+    time_minutes = 10
+    memory_gb = 1
+    host_cpus = 1
+    [[study]]
+    name = "pair"
+    machine = "piii-smp"
+    cpus = CPUS
+    kernel_build = "BUILD"
+    run = "kbench:variant=tas,duration_ms=10,placement=pair-packed"
+"""
+
+
+@pytest.mark.parametrize(
+    ("build", "cpus", "message"),
+    [
+        ("smp", "[2, 4]", r"study\[0\]\.run: kbench:variant=tas,duration_ms=10,placement=pair-packed: placement=pair-packed needs "
+                          r"lockstudy-bench-lock-pair.patch, which this kernel build does not apply \(kernel/builds.toml extra_patches\) "
+                          r"\(kernel_build smp, 2 CPU\)"),
+        ("smp-bench-pair", "[1, 2]", r"placement=pair-packed: a lock pair needs two bench threads or more; 1 CPU gives one "
+                                     r"\(kernel_build smp-bench-pair, 1 CPU\)"),
+    ],
+)
+def test_a_bench_feature_the_build_lacks_is_refused_before_any_boot(tmp_path: Path, build: str, cpus: str, message: str) -> None:
+    """The lock pair (and the bench's rwsem) exist only in the build that applies their patch, and a pair
+    needs two threads: a study asking otherwise would boot, then fail in the guest."""
+    text = BENCH_FEATURES.replace("BUILD", build).replace("CPUS", cpus)
+    with pytest.raises(CampaignError, match=message):
+        load_campaign(write(tmp_path, text))
+    runs = load_campaign(write(tmp_path, BENCH_FEATURES.replace("BUILD", "smp-bench-pair").replace("CPUS", "[2, 8]"))).runs
+    assert {r.size for r in runs} == {2, 8}
+    rwsem = BENCH_FEATURES.replace("BUILD", "smp-lockevents").replace("CPUS", "2").replace("variant=tas,duration_ms=10,placement=pair-packed", "lock=rwsem")
+    with pytest.raises(CampaignError, match=r"lock=rwsem needs lockstudy-bench-rwsem.patch"):
+        load_campaign(write(tmp_path, rwsem))
+
+
 def test_a_campaign_runs_in_chunks_of_studies() -> None:
     from lockstudy.commands.campaign import select_studies
 

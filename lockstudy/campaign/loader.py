@@ -157,6 +157,15 @@ class _Checker:
                       "is an unknown field", f"allowed: {', '.join(sorted(allowed))}")
 
 
+def build_extra_patches() -> dict[str, tuple[str, ...]]:
+    """Each kernel build's extra_patches (kernel/builds.toml), by name; empty when the file is missing."""
+    if not KERNEL_BUILDS_FILE.is_file():
+        return {}
+    with open(KERNEL_BUILDS_FILE, "rb") as handle:
+        builds = tomllib.load(handle).get("build", [])
+    return {str(b["name"]): tuple(b.get("extra_patches", ())) for b in builds if isinstance(b, dict) and "name" in b}
+
+
 def kernel_build_names() -> list[str]:
     if not KERNEL_BUILDS_FILE.is_file():
         return []
@@ -290,6 +299,13 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
     if perturb_start_us:
         for spec in axes["run"]:
             check.refuse(f"{where}.perturb_start_us", perturb_start_us, run_spec.start_perturbation_reasons(spec))
+    patches = build_extra_patches()
+    for build, spec in itertools.product(axes["kernel_build"], axes["run"]):
+        for cpus in axes["size"] if size_unit == "cpus" else [None]:
+            check.refuse(f"{where}.run", spec, [
+                Reason(f"{reason.wrong} (kernel_build {build}{f', {cpus} CPU' if cpus is not None else ''})", reason.allowed)
+                for reason in run_spec.build_reasons(spec, patches.get(build, ()), cpus)
+            ])  # fmt: skip
     if len(check.lines) > found or size_unit is None or name is None or resources is None or perturb_ns is None or perturb_start_us is None:
         return []
     keys = list(axes)
