@@ -176,32 +176,38 @@ def test_a_seeds_runs_are_those_of_its_studies_under_both_conditions() -> None:
 
 
 def test_a_testcase_parameter_stands_for_a_variant_under_the_precondition_only() -> None:
-    """Seed 000's precondition: the lock bench with its counter on the lock's line (placement=shared) stands for
-    the packed kernel, on a line of its own for the padded one; kbench is judged under the precondition only,
-    and the as-shipped claims keep to fsmix and dbench."""
+    """Seed 000's precondition: the lock bench's lock pair with the second lock on the first one's line
+    (placement=pair-packed, the smp-bench-pair build) stands for the packed kernel, on a line of its own for
+    the padded one; kbench is judged under the precondition only, and the as-shipped claims keep to fsmix
+    and dbench. The first precondition's counter runs (kbench-false-sharing, placement=shared on smp) stand
+    for neither."""
     padding = SEEDS["000"]
 
-    def kbench(placement: str, cpus: int, rate: float) -> dict:
-        return {"study": "kbench-false-sharing", "boot_args": "", "kernel_build": "smp", "nodes": 1, "cpus": cpus, "copies": cpus,
+    def kbench(placement: str, cpus: int, rate: float, study: str = "kbench-lock-pair", build: str = "smp-bench-pair") -> dict:
+        return {"study": study, "boot_args": "", "kernel_build": build, "nodes": 1, "cpus": cpus, "copies": cpus,
                 "testcase": "kbench", "run_spec": f"kbench:variant=tas,duration_ms=10,placement={placement}",
                 seed_comparison.OUR_METRIC: rate}  # fmt: skip
 
-    table = pd.DataFrame([kbench("padded", 8, 200.0), kbench("shared", 8, 100.0), kbench("padded", 1, 100.0), kbench("shared", 1, 100.5)])
+    table = pd.DataFrame([kbench("pair-padded", 8, 200.0), kbench("pair-packed", 8, 100.0), kbench("pair-padded", 2, 100.0),
+                          kbench("pair-packed", 2, 100.5), kbench("padded", 4, 300.0, "kbench-false-sharing", "smp"),
+                          kbench("shared", 4, 100.0, "kbench-false-sharing", "smp")])  # fmt: skip
     frame = seed_comparison.comparison_table(table, padding, 0.02)
     assert set(zip(frame["condition"], frame["workload"])) == {("as-shipped", "fsmix"), ("as-shipped", "dbench"), ("precondition", "kbench")}
     under = frame[frame["condition"] == "precondition"].set_index("claim")
     assert under.loc["000-peak-8cpus (headline)", ["ours_a", "ours_b", "verdict"]].tolist() == [200.0, 100.0, "agrees"]
-    assert under.loc["000-peak-1cpu", "verdict"] == "agrees"  # the seed says "same" on one CPU: 0.5 % apart
+    assert under.loc["000-peak-2cpus", "verdict"] == "disagrees"  # the seed's padding lost 0.8 %; ours 0.5 % apart: same
     assert under.loc["000-peak-4cpus", "verdict"].startswith("not run: a: no run with cpus=4")
-    # a run without the parameter stands for neither variant
-    assert not padding.under("precondition").variants["packed"].stands_for("smp", "", "kbench:variant=tas")
+    # a run without the parameter, or of the counter's placements, stands for neither variant
+    packed = padding.under("precondition").variants["packed"]
+    assert not packed.stands_for("smp-bench-pair", "", "kbench:variant=tas")
+    assert not packed.stands_for("smp", "", "kbench:variant=tas,placement=shared")
 
 
 def test_a_variant_named_by_two_testcase_parameters_needs_both() -> None:
-    """Seed 000's precondition names the lock as well as the placement: the seed's test-and-set lock with its
-    counter on the lock's line stands for the packed kernel; qspinlock's run of the same placement is another
-    configuration and stands for neither variant."""
+    """Seed 000's precondition names the lock as well as the placement: the seed's test-and-set lock with the
+    second lock packed on its line stands for the packed kernel; qspinlock's run of the same placement is
+    another configuration and stands for neither variant."""
     packed = SEEDS["000"].under("precondition").variants["packed"]
-    assert packed.stands_for("smp", "", "kbench:variant=tas,duration_ms=10,placement=shared")
-    assert not packed.stands_for("smp", "", "kbench:variant=qspinlock,duration_ms=10,placement=shared")
-    assert not packed.stands_for("smp", "", "kbench:variant=tas,duration_ms=10,placement=padded")
+    assert packed.stands_for("smp-bench-pair", "", "kbench:variant=tas,duration_ms=10,placement=pair-packed")
+    assert not packed.stands_for("smp-bench-pair", "", "kbench:variant=qspinlock,duration_ms=10,placement=pair-packed")
+    assert not packed.stands_for("smp-bench-pair", "", "kbench:variant=tas,duration_ms=10,placement=pair-padded")

@@ -429,14 +429,14 @@ def test_compare_on_must_name_sizes_of_ours(tmp_path, value: str, message: str) 
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
-    ('packed = { kernel_build = "smp", run = "variant=tas placement=shared" }',
-     'packed = { kernel_build = "smp", run = "variant=tas placement shared" }',
+    ('packed = { kernel_build = "smp-bench-pair", run = "variant=tas placement=pair-packed" }',
+     'packed = { kernel_build = "smp-bench-pair", run = "variant=tas placement pair-packed" }',
      r"precondition.variants.packed.run: must be testcase parameters key=value, space-separated, "
-     r"not 'variant=tas placement shared'"),
-    ('packed = { kernel_build = "smp", run = "variant=tas placement=shared" }',
-     'packed = { kernel_build = "smp", run = "variant=tas,placement=shared" }',
+     r"not 'variant=tas placement pair-packed'"),
+    ('packed = { kernel_build = "smp-bench-pair", run = "variant=tas placement=pair-packed" }',
+     'packed = { kernel_build = "smp-bench-pair", run = "variant=tas,placement=pair-packed" }',
      r"precondition.variants.packed.run: must be testcase parameters key=value, space-separated, "
-     r"not 'variant=tas,placement=shared'"),
+     r"not 'variant=tas,placement=pair-packed'"),
     ('workloads = ["kbench"]', 'workloads = ["pft"]', r"precondition.workloads: \['pft'\] not among the seed's workloads"),
 ])  # fmt: skip
 def test_a_preconditions_run_parameter_and_workloads_are_checked(tmp_path, old: str, new: str, message: str) -> None:
