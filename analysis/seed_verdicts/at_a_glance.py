@@ -68,18 +68,30 @@ def _published(row: pd.Series) -> str:
     return f"{direction}, {ratio:g}" if not math.isnan(ratio) else direction
 
 
-def _top_line(row: pd.Series) -> str:
-    """a's measured top line, else b's; "" when neither side was traced."""
-    return next((str(row[key]) for key in ("top_line_a", "top_line_b") if isinstance(row.get(key), str) and row[key]), "")
+def _side_label(seed: Seed, claim: str, side: str) -> str:
+    """"a (padded)": the side and, where the seed's claim names one, its variant."""
+    found = next((c for c in seed.claims if c.id == claim.removesuffix(HEADLINE)), None)
+    variant = (found.a if side == "a" else found.b).get("variant") if found is not None else None
+    return f"{side} ({variant})" if variant is not None else side
 
 
-def _borrowed_top_line(row: pd.Series, same: pd.DataFrame) -> str:
-    """The judgement's own top line (a's, else b's), else the first of its seed and condition's, named."""
-    own = _top_line(row)
+def _top_line(row: pd.Series, seed: Seed) -> str:
+    """The measured top line of each traced side, each named ("a (padded): ...; b (packed): ...") when both
+    were traced and differ, else the one there is; "" when neither side was traced."""
+    lines = {side: str(row[f"top_line_{side}"]) for side in ("a", "b")
+             if isinstance(row.get(f"top_line_{side}"), str) and row[f"top_line_{side}"]}  # fmt: skip
+    if len(lines) == 2 and lines["a"] != lines["b"]:
+        return "; ".join(f"{_side_label(seed, str(row['claim']), side)}: {line}" for side, line in lines.items())
+    return next(iter(lines.values()), "")
+
+
+def _borrowed_top_line(row: pd.Series, same: pd.DataFrame, seed: Seed) -> str:
+    """The judgement's own top lines, else the first of its seed and condition's, named."""
+    own = _top_line(row, seed)
     if own:
         return own
     for _, other in same.iterrows():
-        line = _top_line(other)
+        line = _top_line(other, seed)
         if line:
             return f"{line} (traced for {other['claim'].removesuffix(HEADLINE)}, {_judged_on(other)})"
     return f"{NONE} (no traced run of this seed under this condition)"
@@ -112,7 +124,7 @@ def glance_table(claims: pd.DataFrame, seed_file: SeedFile, moves: dict[str, Mov
                     "seed": seed.id, "row": ROW_NAMES[condition], "claim": row["claim"], "judged on": _judged_on(row),
                     "published": _published(row), "ours (95% interval)": _ours(row),
                     "n": f"{int(row['n_a'])} + {int(row['n_b'])}", "verdict": row["verdict"],
-                    "top line": _borrowed_top_line(row, same),
+                    "top line": _borrowed_top_line(row, same, seed),
                     "what it stands on": _stands_on(seed, condition, moves),
                 })  # fmt: skip
     return pd.DataFrame(out, columns=list(COLUMNS))

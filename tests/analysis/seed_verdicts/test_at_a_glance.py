@@ -64,3 +64,15 @@ def test_judgements_the_campaign_never_runs_stay_in_the_seeds_own_table_unless_n
     assert list(glance["verdict"]) == ["agrees", never]  # the o3 line left out; as shipped has nothing else
     # without a headline under a condition, the condition's first claim carries it
     assert glance.iloc[1]["claim"] == "002-hbo-16threads-1gb"
+
+
+def test_a_judgement_traced_on_both_sides_shows_each_sides_top_line_by_its_variant() -> None:
+    """Seed 000's precondition: packed, both locks' line tops the profile; padded, each lock's own line."""
+    packed_top, padded_top = "bench_area | bench:lock | bench:pair_packed_lock (71.9%)", "bench_area | bench:pair_padded_lock (37.1%)"
+    rows = [claim("000-peak-8cpus (headline)", PRECONDITION, 1.537, seed="000", workload="kbench", copies=8.0,
+                  top_line_a=padded_top, top_line_b=packed_top)]  # fmt: skip
+    glance = table(rows)
+    assert glance.iloc[0]["top line"] == f"a (padded): {padded_top}; b (packed): {packed_top}"
+    same = [claim("000-peak-8cpus (headline)", PRECONDITION, 1.537, seed="000", workload="kbench", copies=8.0,
+                  top_line_a=padded_top, top_line_b=padded_top)]  # fmt: skip
+    assert table(same).iloc[0]["top line"] == padded_top
