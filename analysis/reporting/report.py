@@ -173,7 +173,9 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
 
 # copies: the testcase's threads, clients or processes; two configurations on as many CPUs differ there (pft's
 # 1 and 2 threads on one 2-CPU node), and a table without it shows them as one configuration with two rates
-RATE_COLUMNS = ["machine", "testcase", "cpus", "copies", "variant", "boot_args", "kernel_build", "roi_cpu", "window", "rate",
+# run_spec: two configurations of one testcase, build and boot can differ in its other parameters alone (kbench's
+# placement), and a table without it shows them as one configuration with two rates
+RATE_COLUMNS = ["machine", "testcase", "cpus", "copies", "variant", "boot_args", "kernel_build", "run_spec", "roi_cpu", "window", "rate",
                 "rate_source", "n", "mean", "ci_low", "ci_high", "ci_method", "half_width", "note"]  # fmt: skip
 
 

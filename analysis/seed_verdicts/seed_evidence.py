@@ -27,8 +27,11 @@ from analysis.statistics.pooling import window_of
 
 NO_VARIANT = "-"  # a run of ours that stands for none of the seed's variants (an extra point)
 # trace and the timed window are part of a configuration: traced runs and runs of other windows
-# are never averaged with the others (analysis/statistics/pooling.py), they get rows of their own.
-CONFIGURATION = ["seed_variant", "condition", "kernel_build", "boot_args", "testcase", "cpus", "nodes", "copies", CPU_MODEL, "trace", "window"]
+# are never averaged with the others (analysis/statistics/pooling.py), they get rows of their own;
+# so is the run spec, whose other parameters can tell apart two extra points of one build (kbench's
+# placement, on a run standing for no variant).
+CONFIGURATION = ["seed_variant", "condition", "kernel_build", "boot_args", "run_spec", "testcase", "cpus", "nodes", "copies", CPU_MODEL,
+                 "trace", "window"]  # fmt: skip
 UNKNOWN_TRACE = "unknown"  # a metrics table without the trace column (older than it)
 LOCK_COUNTS = ["invalidations", "forwards", "home_requests"]
 
@@ -66,6 +69,7 @@ def _labelled(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
                 labels[index] = (NO_VARIANT, [])
     rows = pd.concat(frames).loc[lambda frame: ~frame.index.duplicated()].copy() if frames else table.iloc[0:0].copy()
     rows["boot_args"] = rows["boot_args"].fillna("")
+    rows["run_spec"] = rows["run_spec"].fillna("") if "run_spec" in rows else ""
     rows["seed_variant"] = [labels[index][0] for index in rows.index]
     rows["condition"] = [", ".join(labels[index][1]) for index in rows.index]
     rows["trace"] = rows["trace"].fillna("") if "trace" in rows else UNKNOWN_TRACE
@@ -95,12 +99,13 @@ def configuration_table(table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
 
 def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> pd.DataFrame:
     """Per configuration and lock of the seed (traced runs): traffic on the lock's line per operation."""
-    columns = ["seed_variant", "condition", "boot_args", "testcase", "nodes", CPU_MODEL, "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS), "requests_other_on_line"]
+    columns = ["seed_variant", "condition", "boot_args", "run_spec", "testcase", "nodes", CPU_MODEL, "lock", "runs", *(f"{c}_per_op" for c in LOCK_COUNTS),
+               "requests_other_on_line"]  # fmt: skip
     if not seed.locks or lock_summary.empty:
         return pd.DataFrame(columns=columns)
     rows = _labelled(table, seed)
     ops = rows.groupby("run_id", as_index=False).agg(ops=("ops", "sum"), seed_variant=("seed_variant", "first"), condition=("condition", "first"),
-                                                     boot_args=("boot_args", "first"), testcase=("testcase", "first"),
+                                                     boot_args=("boot_args", "first"), run_spec=("run_spec", "first"), testcase=("testcase", "first"),
                                                      nodes=("nodes", "first"), **{CPU_MODEL: (CPU_MODEL, "first")})  # fmt: skip
     locks = lock_summary[lock_summary["lock"].str.startswith(seed.locks)][["run_id", "lock", *LOCK_COUNTS, "requests_other_on_line"]]
     joined = locks.merge(ops, on="run_id", how="inner")
@@ -111,7 +116,7 @@ def lock_table(lock_summary: pd.DataFrame, table: pd.DataFrame, seed: Seed) -> p
     joined["lock"] = joined["lock"].str.replace(r":\d+ ", ":<pid> ", regex=True)
     for count in LOCK_COUNTS:
         joined[f"{count}_per_op"] = joined[count] / joined["ops"]
-    keys = ["seed_variant", "condition", "boot_args", "testcase", "nodes", CPU_MODEL, "lock"]
+    keys = ["seed_variant", "condition", "boot_args", "run_spec", "testcase", "nodes", CPU_MODEL, "lock"]
     grouped = joined.groupby(keys)
     out = grouped[[f"{c}_per_op" for c in LOCK_COUNTS] + ["requests_other_on_line"]].mean().reset_index()
     out.insert(len(keys), "runs", grouped["run_id"].nunique().to_numpy())

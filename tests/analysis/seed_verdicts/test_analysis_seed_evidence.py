@@ -77,6 +77,20 @@ def test_configurations_average_their_repeats_and_count_runs() -> None:
     assert list(frame.columns[-len(SEEDS["000"].evidence):]) == list(SEEDS["000"].evidence)
 
 
+def test_extra_points_of_one_build_that_differ_in_their_run_spec_are_not_averaged() -> None:
+    """qspinlock's lock pair stands for neither of seed 000's variants: packed and padded are two rows, not
+    one mean of both."""
+
+    def pair(run_id: str, placement: str, rate: float) -> dict:
+        spec = f"kbench:variant=qspinlock,duration_ms=10,hold_loops=10,think_loops=100,placement={placement}"
+        return {**run(run_id, "kbench-lock-pair", "smp-bench-pair", "", 8, 100, rate, 8.0, testcase="kbench"), "run_spec": spec}
+
+    table = pd.DataFrame([pair("p1", "pair-packed", 760.0), pair("p2", "pair-packed", 762.0), pair("d1", "pair-padded", 983.0)])
+    frame = seed_evidence.configuration_table(table, SEEDS["000"])
+    assert set(frame["seed_variant"]) == {seed_evidence.NO_VARIANT}
+    assert sorted(zip(frame["runs"], frame["ops_per_sim_s"])) == [(1, 983.0), (2, 761.0)]
+
+
 def test_evidence_not_in_the_metrics_table_is_named() -> None:
     table = pd.DataFrame([run("a", "padding", "smp", "", 8, 100, 10.0, 40.0)]).drop(columns=["bus_snoops_per_op"])
     with pytest.raises(seed_evidence.EvidenceError, match=r"seeds.toml: seed 000: evidence \['bus_snoops_per_op'\]"):
