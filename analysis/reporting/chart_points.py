@@ -77,6 +77,16 @@ def spinlock_bench_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[[params.get(KBENCH_LOCK, KBENCH_SPINLOCK) == KBENCH_SPINLOCK for params in row_parameters(rows)]]
 
 
+def kbench_parts(rows: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
+    """A kbench chart's runs, one part per kernel build, the build with the most runs first (None: all of
+    one build). A build with a bench patch of its own (the lock pair's smp-bench-pair) runs configurations
+    the others cannot, and four more lines on the sweep's chart left it too crowded to read."""
+    if "kernel_build" not in rows or rows["kernel_build"].nunique(dropna=False) < 2:
+        return [(None, rows)]
+    counts = rows["kernel_build"].value_counts(dropna=False)
+    return [(str(build), rows[rows["kernel_build"] == build]) for build in counts.index]
+
+
 def throughput_x(rows: pd.DataFrame) -> str:
     """A throughput chart's size axis: "copies" where the workload's copies, not the machine, are its size
     (pft runs 1 and 2 threads on one 2-CPU node, and its threads, as the seed's, go 1, 2, 4 ... 32, the

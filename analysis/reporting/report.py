@@ -46,7 +46,8 @@ from analysis.lock_budget.section import budget_section
 from analysis.model_comparison.section import model_comparison_section
 from analysis.reporting import discussion, plots
 from analysis.reporting.chart_points import (
-    DOTS, SIZE_AXES, chart_kind, dot_labels, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_series, throughput_x,
+    DOTS, SIZE_AXES, chart_kind, dot_labels, kbench_parts, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_series,
+    throughput_x,
 )
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
@@ -141,34 +142,41 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
         rate, source = rate_of(str(testcase))
         if rate not in group or group[rate].isna().all():
             continue
+        parts: list[tuple[str | None, pd.DataFrame]] = [(None, group)]
         if testcase == KBENCH:
-            group = spinlock_bench_rows(group)
-            if group.empty:
+            parts = kbench_parts(spinlock_bench_rows(group))
+        for index, (build, part) in enumerate(parts):
+            if part.empty:
                 continue
-        series = "variant" if testcase == KBENCH else "boot_args"
-        labelled = group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot"))
-        size = throughput_x(labelled)
-        labelled = labelled.assign(**{series: throughput_series(labelled, series, size)})
-        points = mean_and_interval_by(labelled, [series, size], rate)
-        kind = chart_kind(points, series, size)
-        if kind is None:
-            continue
-        title, path_stem, ylabel = f"{machine}, {testcase}: throughput", out / FIGURES / f"throughput-{machine}-{testcase}", f"{rate} ({source})"
-        if kind == DOTS:
-            dots = points.assign(configuration=dot_labels(points, series, size))
-            section.figures.append(
-                plots.interval_dots(dots, category="configuration", value=rate, title=title, xlabel=ylabel, path_stem=path_stem)
-            )
-            continue
-        section.figures.append(
-            plots.lines_vs_size(
-                points, y=rate, x=size, series=series, title=title, ylabel=ylabel,
-                path_stem=path_stem, xlabel=SIZE_AXES[size], interval=("ci_low", "ci_high"),
-            )  # fmt: skip
-        )
+            # the first part keeps the chart's plain name; another build's gets its own
+            name = f"{machine}-{testcase}" + (f"-{build}" if index and build else "")
+            title = f"{machine}, {testcase}" + (f" ({build} build)" if build else "") + ": throughput"
+            figure = throughput_figure(part, str(testcase), title, out / FIGURES / f"throughput-{name}", f"{rate} ({source})", rate)
+            if figure is not None:
+                section.figures.append(figure)
     if not section.figures:
         section.paragraphs.append("No workload ran at two or more sizes.")
     return section
+
+
+def throughput_figure(group: pd.DataFrame, testcase: str, title: str, path_stem: Path, ylabel: str, rate: str) -> Any:
+    """One throughput chart of `group`'s runs against their size (lines, or dots where few ran at two
+    sizes); None when nothing can be drawn."""
+    series = "variant" if testcase == KBENCH else "boot_args"
+    labelled = group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot"))
+    size = throughput_x(labelled)
+    labelled = labelled.assign(**{series: throughput_series(labelled, series, size)})
+    points = mean_and_interval_by(labelled, [series, size], rate)
+    kind = chart_kind(points, series, size)
+    if kind is None:
+        return None
+    if kind == DOTS:
+        dots = points.assign(configuration=dot_labels(points, series, size))
+        return plots.interval_dots(dots, category="configuration", value=rate, title=title, xlabel=ylabel, path_stem=path_stem)
+    return plots.lines_vs_size(
+        points, y=rate, x=size, series=series, title=title, ylabel=ylabel,
+        path_stem=path_stem, xlabel=SIZE_AXES[size], interval=("ci_low", "ci_high"),
+    )  # fmt: skip
 
 
 # copies: the testcase's threads, clients or processes; two configurations on as many CPUs differ there (pft's

@@ -200,6 +200,18 @@ def test_the_kbench_chart_of_spinlock_variants_leaves_the_rwsem_bench_out() -> N
     assert spinlock_bench_rows(rows).index.tolist() == [0, 2]
 
 
+def test_a_kbench_chart_gets_one_part_per_kernel_build_the_most_run_first() -> None:
+    """The lock pair's build (smp-bench-pair) added four lines to the bus sweep's chart, thirteen in all:
+    each build's runs get a chart of their own, the sweep's build first (it keeps the chart's name)."""
+    from analysis.reporting.chart_points import kbench_parts
+
+    rows = pd.DataFrame({"kernel_build": ["smp", "smp-bench-pair", "smp", "smp"], "cpus": [2, 2, 4, 8]})
+    parts = kbench_parts(rows)
+    assert [(build, part.index.tolist()) for build, part in parts] == [("smp", [0, 2, 3]), ("smp-bench-pair", [1])]
+    ((build, part),) = kbench_parts(rows[rows["kernel_build"] == "smp"])  # one build: one chart, its plain name
+    assert build is None and part.index.tolist() == [0, 2, 3]
+
+
 def test_the_rates_table_tells_configurations_on_as_many_cpus_apart_by_their_copies() -> None:
     """pft with 1 and with 2 threads on one 2-CPU node are two configurations: the rates table shows the
     threads beside the CPUs (the rerun report listed them as two rows of one configuration, 47 k and 78 k)."""
