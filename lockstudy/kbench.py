@@ -40,6 +40,7 @@ class KbenchParams:
     m5ops_forms: tuple[str, ...]
     variant_boot: str
     cpus_all: str
+    needs_patch: dict[str, dict[str, str]]  # parameter -> word -> the extra patch that has it
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -59,6 +60,7 @@ def load_params(path: Path = PARAMS_FILE) -> KbenchParams:
             m5ops_forms=tuple(words["m5ops"]),
             variant_boot=str(words["variant_boot"]),
             cpus_all=str(words["cpus_all"]),
+            needs_patch={str(key): {str(w): str(p) for w, p in table.items()} for key, table in data.get("needs_patch", {}).items()},
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise KbenchParamError(f"{path}: malformed ({exc!r})") from exc
@@ -112,27 +114,35 @@ def _check_lock(params: Mapping[str, str | int | float], known: KbenchParams) ->
         raise KbenchParamError(f"writers={params['writers']}: more writers than the {_cpu_count(cpus)} CPUs of cpus={cpus}")
 
 
-def _check_pair(params: Mapping[str, str | int | float], known: KbenchParams) -> None:
-    """A lock pair (placement=pair-*) puts every other thread on a second lock, so it needs two threads."""
+def _pair_refusal(params: Mapping[str, str | int | float], known: KbenchParams, online: int | None) -> str | None:
+    """Why a lock pair (placement=pair-*, every other thread on a second lock) cannot run: fewer than two
+    threads, from an explicit cpus= list or, with cpus=all, from the `online` CPUs (None: not known)."""
     placement = str(params.get("placement", known.placements[0]))
     cpus = str(params.get("cpus", known.cpus_all))
-    if placement.startswith(PAIR_PREFIX) and cpus != known.cpus_all and _cpu_count(cpus) < 2:
-        raise KbenchParamError(f"placement={placement}: a lock pair needs two bench threads or more; cpus={cpus} gives one")
+    threads = online if cpus == known.cpus_all else _cpu_count(cpus)
+    if not placement.startswith(PAIR_PREFIX) or threads is None or threads >= 2:
+        return None
+    given = f"{online} CPU" if cpus == known.cpus_all else f"cpus={cpus}"
+    return f"placement={placement}: a lock pair needs two bench threads or more; {given} gives one"
+
+
+def _check_pair(params: Mapping[str, str | int | float], known: KbenchParams) -> None:
+    refusal = _pair_refusal(params, known, online=None)
+    if refusal is not None:
+        raise KbenchParamError(refusal)
 
 
 def build_reasons(params: Mapping[str, str | int | float], build_patches: tuple[str, ...], cpus: int | None) -> list[str]:
     """Why a build whose extra patches are `build_patches`, with `cpus` CPUs online (None: not known
     here), cannot run kbench with `params` (empty: it can); lockstudy/data/kbench.toml [needs_patch]."""
-    with open(PARAMS_FILE, "rb") as handle:
-        needs: dict[str, dict[str, str]] = tomllib.load(handle).get("needs_patch", {})
+    known = load_params()
     reasons = [
         f"{key}={params[key]} needs {patch}, which this kernel build does not apply (kernel/builds.toml extra_patches)"
-        for key, words in needs.items()
+        for key, words in known.needs_patch.items()
         if key in params and (patch := words.get(str(params[key]))) is not None and patch not in build_patches
     ]
-    placement = str(params.get("placement", ""))
-    if placement.startswith(PAIR_PREFIX) and str(params.get("cpus", "all")) == "all" and cpus is not None and cpus < 2:
-        reasons.append(f"placement={placement}: a lock pair needs two bench threads or more; {cpus} CPU gives one")
+    if str(params.get("cpus", known.cpus_all)) == known.cpus_all and (refusal := _pair_refusal(params, known, cpus)) is not None:
+        reasons.append(refusal)
     return reasons
 
 
