@@ -22,12 +22,12 @@ from typing import Any, Callable
 from lockstudy import run_spec
 from lockstudy.campaign.machines import machine_module
 from lockstudy.campaign.spec import Resources, RunSpec
+from lockstudy.kernel.specs import BUILDS_FILE, SpecError, load_builds
 from lockstudy.paths import ROOT
 from lockstudy.validation import runs as run_rules
 from lockstudy.validation.problems import InputError, Problem, Reason, shown
 
 MACHINES_DIR = ROOT / "gem5-configs" / "machines"
-KERNEL_BUILDS_FILE = ROOT / "kernel" / "builds.toml"
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 BOOT_ARG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(=[A-Za-z0-9_.,:/+=-]+)?$")
@@ -145,7 +145,7 @@ class _Checker:
 
     def kernel_build(self, where: str, value: Any) -> str | None:
         name = self.name(where, value)
-        known = kernel_build_names()
+        known = sorted(kernel_builds())
         if name is not None and known and name not in known:
             self.fail(where, name, "is not a kernel build", f"builds: {', '.join(known)}")
             return None
@@ -157,24 +157,18 @@ class _Checker:
                       "is an unknown field", f"allowed: {', '.join(sorted(allowed))}")
 
 
-def build_extra_patches() -> dict[str, tuple[str, ...]]:
-    """Each kernel build's extra_patches (kernel/builds.toml), by name; empty when the file is missing."""
-    if not KERNEL_BUILDS_FILE.is_file():
+def kernel_builds() -> dict[str, tuple[str, ...]]:
+    """Each kernel build of kernel/builds.toml by name, with its extra_patches; empty when the file is missing.
+
+    Read with the kernel builder's own loader, so that a build the builder
+    would refuse is refused here too, before any run is expanded."""
+    if not BUILDS_FILE.is_file():
         return {}
-    with open(KERNEL_BUILDS_FILE, "rb") as handle:
-        builds = tomllib.load(handle).get("build", [])
-    return {str(b["name"]): tuple(b.get("extra_patches", ())) for b in builds if isinstance(b, dict) and "name" in b}
-
-
-def kernel_build_names() -> list[str]:
-    if not KERNEL_BUILDS_FILE.is_file():
-        return []
-    with open(KERNEL_BUILDS_FILE, "rb") as handle:
-        data = tomllib.load(handle)
-    builds = data.get("build", data)
-    if isinstance(builds, list):
-        return sorted(str(b["name"]) for b in builds if "name" in b)
-    return sorted(str(name) for name in builds)
+    try:
+        builds = load_builds()
+    except SpecError as exc:
+        raise CampaignError(str(exc)) from None
+    return {name: spec.extra_patches for name, spec in builds.items()}
 
 
 def as_list(value: Any) -> list[Any]:
@@ -299,7 +293,7 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
     if perturb_start_us:
         for spec in axes["run"]:
             check.refuse(f"{where}.perturb_start_us", perturb_start_us, run_spec.start_perturbation_reasons(spec))
-    patches = build_extra_patches()
+    patches = kernel_builds()
     for build, spec in itertools.product(axes["kernel_build"], axes["run"]):
         for cpus in axes["size"] if size_unit == "cpus" else [None]:
             check.refuse(f"{where}.run", spec, [
