@@ -81,6 +81,13 @@ class _Checker:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lines: list[str] = []
+        self._kernel_builds: dict[str, tuple[str, ...]] | None = None
+
+    def kernel_builds(self) -> dict[str, tuple[str, ...]]:
+        """kernel_builds(), read once for the whole file rather than once per study."""
+        if self._kernel_builds is None:
+            self._kernel_builds = kernel_builds()
+        return self._kernel_builds
 
     def fail(self, where: str, value: Any, wrong: str, allowed: str = "") -> None:
         self.lines.append(Problem(str(self.path), where, shown(value), wrong, allowed).line())
@@ -145,7 +152,7 @@ class _Checker:
 
     def kernel_build(self, where: str, value: Any) -> str | None:
         name = self.name(where, value)
-        known = sorted(kernel_builds())
+        known = sorted(self.kernel_builds())
         if name is not None and known and name not in known:
             self.fail(where, name, "is not a kernel build", f"builds: {', '.join(known)}")
             return None
@@ -293,7 +300,7 @@ def expand_study(check: _Checker, where: str, defaults: dict[str, Any], study: A
     if perturb_start_us:
         for spec in axes["run"]:
             check.refuse(f"{where}.perturb_start_us", perturb_start_us, run_spec.start_perturbation_reasons(spec))
-    patches = kernel_builds()
+    patches = check.kernel_builds()
     for build, spec in itertools.product(axes["kernel_build"], axes["run"]):
         for cpus in axes["size"] if size_unit == "cpus" else [None]:
             check.refuse(f"{where}.run", spec, [
