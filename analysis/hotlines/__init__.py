@@ -8,6 +8,8 @@
 - `profile.py`: per line requests, invalidations and node crossings;
 - `symbols.py`: a line's kernel symbol + offset (System.map), registered
   lock names, else "unknown (heap)";
+- `device_space.py` + `analysis/data/device_spaces.toml`: a line in gem5
+  X86's device address spaces (`io:local APIC [cpu N]` and its registers);
 - `fields.py`: a slab line's members, from the run's kernel build's struct
   layouts (lockstudy/kernel/layout/);
 - `traces.py`: every traced run read in a pool of processes, its profiles cached per trace;

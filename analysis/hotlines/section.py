@@ -51,7 +51,7 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
         "offset into the object, and in `fields` the members of the object the line holds, from the run's kernel build's "
         "struct layouts: a member wholly on the line is named whole, one the line cuts is opened or marked (part), "
         "`next object:` when the line reaches into the next object; the table shows the first of them, hotlines.csv all; `table:<hash>`; `stack:<task>`; `percpu:<symbol> [cpu N]`; user, page-cache, "
-        "reserved or free pages); `unknown (heap)` is memory nothing describes, and every run-time line of a run "
+        "reserved or free pages; `io:local APIC [cpu N]` and the other `io:` spaces are gem5 X86's device addresses, not memory, with the registers on the line in `fields`); `unknown (heap)` is memory nothing describes, and every run-time line of a run "
         "whose kernel printed no map. hotlines.csv has each ROI's own top lines. A second table per study sums "
         "the lines by object: one slab cache, hash table, per-CPU symbol or task's stack, whichever instance."
     )
@@ -73,7 +73,9 @@ def hotlines_section(tables: HotlineTables, hierarchies: pd.Series) -> Section:
             f"The bus machine's {classic} run(s) (classic caches) are profiled where they were traced (`trace = \"classic\"`, "
             "gem5's cache and bus debug lines): `requests` are the coherence requests the front-side bus accepted for the "
             "line (writebacks and evictions left out; their sum over a run's lines is checked against the bus's transDist), "
-            "`invalidations` the bus snoops that took a CPU's copy to I, and there are no `crossings` (one node)."
+            "`invalidations` the bus snoops that took a CPU's copy to I, and there are no `crossings` (one node). gem5 hangs the "
+            "local APICs on that bus (a P6's is on the die), so a CPU's uncacheable write of its APIC's EOI or interrupt command "
+            "register is a bus request too, counted as transDist counts it: the `io:local APIC` lines."
         )
     section.paragraphs.extend(tables.notes)
     return section

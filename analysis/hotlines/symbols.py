@@ -46,6 +46,10 @@ nothing there; the brk area [__brk_base, __brk_limit) holds early page
 tables up to a run-time bound and free pages after it, so System.map's
 aliases at its start name nothing there either ("unknown (brk area)").
 
+A line in one of gem5 X86's device address spaces (far above memory: a
+local APIC's registers, the I/O ports, PCI config) is named by its space
+before anything else (`io:local APIC [cpu N]`, device_space.py).
+
 A line that nothing names is in memory the guest does not describe:
 "unknown (heap)" (pages the kernel took from the page allocator for
 itself: pipe buffers, block I/O pages, vmalloc areas).
@@ -61,6 +65,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from analysis.hotlines.device_space import load_device_spaces
 from analysis.hotlines.errors import HotlinesError
 from analysis.traffic.protocol_trace import TracedLock
 from lockstudy.guest_output import MemoryRange
@@ -299,6 +304,9 @@ def symbolise(
     line: int, line_bytes: int, symbols: SymbolTable | None, locks: Iterable[TracedLock], memory: MemoryMap | None = None
 ) -> tuple[str, int | None]:
     """(name, offset) of a line: see the module's docstring for which object comes first and why."""
+    device = load_device_spaces().name(line)
+    if device is not None:
+        return device
     named = symbols.on_line(line, line_bytes) if symbols is not None else []
     seen = {name for _, name in named}
     registered = [(start, name) for start, name in locks_on_line(locks, line, line_bytes) if name.removeprefix(STATIC_PREFIX) not in seen]

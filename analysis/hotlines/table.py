@@ -27,6 +27,7 @@ from analysis.gem5_output.result_schema import is_number
 from analysis.gem5_output.runs import CONFIG_FILE, STATS_FILE, Results, RunStats
 from analysis.hotlines import symbols
 from analysis.hotlines.classic import check_against_stats
+from analysis.hotlines.device_space import load_device_spaces
 from analysis.hotlines.errors import HotlinesError
 from analysis.hotlines.fields import layouts_for, slab_fields, variable_fields
 from analysis.hotlines.profile import RoiProfile
@@ -62,7 +63,11 @@ class RunNamer:
         return symbols.symbolise(line, self.line_bytes, self.symbol_table, self.locks, self._memory(roi))
 
     def fields(self, line: int, roi: int = 0) -> str:
-        """The fields of the slab object or kernel variable on the line ("" when none are known: fields.py)."""
+        """The registers of a device line, else the fields of the slab object or kernel variable on it
+        ("" when none are known: device_space.py, fields.py)."""
+        registers = load_device_spaces().registers_on(line, self.line_bytes)
+        if registers:
+            return registers
         memory = self._memory(roi)
         return slab_fields(self.layouts, memory, line, self.line_bytes) or variable_fields(self.layouts, self.symbol_table, memory, line, self.line_bytes)
 
