@@ -28,10 +28,10 @@ from lockstudy import paths
 
 MINIMUM_VERSION = (24, 0)
 BUILD_DOCS = "https://www.gem5.org/documentation/general_docs/building"
-HOW_TO_GET = (
-    f"build gem5 v24.0 or newer from its source (its default X86 gem5.opt target; "
-    f"see {BUILD_DOCS}), then export GEM5=/path/to/build/X86/gem5.opt"
-)
+# The build a user without gem5 is told to make first: it runs the
+# machines of this protocol and those without one (machines/*.toml name
+# each machine's protocol; doctor lists which binary runs which machine).
+FIRST_BUILD_PROTOCOL = "CHI"
 PROBE_TIMEOUT_S = 120
 GEM5_VARIABLE = "GEM5"
 EXTRAS_DIR = paths.ROOT / "gem5-extras"
@@ -102,8 +102,9 @@ def extras_argument(protocol: str) -> str:
     return f" EXTRAS={EXTRAS_DIR / REQUIRED_EXTRAS[protocol].name}"
 
 
-def how_to_build(protocol: str) -> str:
-    """The user's steps for a gem5 with this Ruby protocol (gem5 v24's Kconfig build)."""
+def how_to_build(protocol: str, variable: str | None = None) -> str:
+    """The user's steps for a gem5 with this Ruby protocol (gem5 v24's Kconfig build), ending in the
+    export of `variable` (default: the protocol's own, GEM5_<P>)."""
     build_dir = "build/X86" if protocol == "MESI_Two_Level" else f"build/X86_{protocol.upper()}"
     if protocol == "MESI_Two_Level":
         steps = f"scons {build_dir}/gem5.opt (the default X86 build)"
@@ -113,7 +114,15 @@ def how_to_build(protocol: str) -> str:
             f"scons setconfig {build_dir} RUBY_PROTOCOL_{protocol.upper()}=y && "
             f"scons {build_dir}/gem5.opt{extras_argument(protocol)}"
         )
-    return f"in gem5's source tree: {steps}; then export {variable_for(protocol)}=/path/to/{build_dir}/gem5.opt"
+    return f"in gem5's source tree: {steps}; then export {variable or variable_for(protocol)}=/path/to/{build_dir}/gem5.opt"
+
+
+HOW_TO_GET = (
+    f"build gem5 v24.0 or newer from its source (see {BUILD_DOCS}) with the Ruby protocol "
+    f"{FIRST_BUILD_PROTOCOL}, which runs the {FIRST_BUILD_PROTOCOL} machines and those without a protocol "
+    f"(a second build for any other protocol: doctor lists each machine's); "
+    f"{how_to_build(FIRST_BUILD_PROTOCOL, GEM5_VARIABLE)}"
+)
 
 
 class Gem5Unavailable(RuntimeError):

@@ -23,8 +23,10 @@ def run_sh(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
 
 
 def env_without_gem5() -> dict[str, str]:
+    """The environment with no gem5 named: neither GEM5 nor any GEM5_<protocol>."""
     env = dict(os.environ)
-    env.pop("GEM5", None)
+    for protocol in (None, *gem5_finder.RUBY_PROTOCOLS):
+        env.pop(gem5_finder.variable_for(protocol), None)
     return env
 
 
@@ -104,6 +106,30 @@ def test_doctor_for_campaign_without_gem5_fails_and_says_how_to_fix() -> None:
     assert gem5_lines and gem5_lines[0].startswith("✗"), result.stdout
     assert "GEM5 is not set" in result.stdout
     assert gem5_finder.BUILD_DOCS in result.stdout
+
+
+def test_doctor_without_gem5_tells_how_to_build_the_one_the_study_needs() -> None:
+    """A user with no gem5 is told to build CHI with our extra (not gem5's default build, which runs
+    none of the CHI machines), and, machine by machine, which protocol each needs."""
+    from lockstudy.campaign.machines import machine_module
+
+    result = run_sh("doctor", "--for", "campaign", env=env_without_gem5())
+    first = gem5_finder.FIRST_BUILD_PROTOCOL
+    extra = gem5_finder.EXTRAS_DIR / gem5_finder.REQUIRED_EXTRAS[first].name
+    fix = result.stdout.split("gem5 at $GEM5", 1)[1].split("\n")[1]
+    assert f"RUBY_PROTOCOL_{first}=y" in fix and f"EXTRAS={extra}" in fix, fix
+    assert f"export GEM5=/path/to/build/X86_{first}/gem5.opt" in fix, fix
+    per_machine = {  # "✗ gem5 for a, b  needs Ruby protocol P: ..." -> {a: line, b: line}
+        name.strip(): line
+        for line in result.stdout.splitlines()
+        if line[2:].startswith("gem5 for ")
+        for name in line[2:].split("  ")[0].removeprefix("gem5 for ").split(",")
+    }
+    module = machine_module()
+    for path in module.machine_files():
+        machine = module.load_machine(path)
+        if machine.ruby_protocol:
+            assert f"needs Ruby protocol {machine.ruby_protocol}" in per_machine.get(machine.name, ""), result.stdout
 
 
 def test_doctor_for_test_passes_after_setup_without_gem5() -> None:
