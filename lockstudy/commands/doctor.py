@@ -110,8 +110,11 @@ def check_gem5() -> list[Check]:
     try:
         found = gem5.find_gem5()
     except gem5.Gem5Unavailable as exc:
-        # With no gem5 at all, the per-protocol lines say which build each machine needs.
-        return [Check("gem5 at $GEM5", False, exc.cause, exc.fix or gem5.HOW_TO_GET, needed), *check_gem5_per_protocol()]
+        refused = Check("gem5 at $GEM5", False, exc.cause, exc.fix or gem5.HOW_TO_GET, needed)
+        if os.environ.get(gem5.variable_used(os.environ, None)):
+            return [refused]  # a gem5 is named but unusable: its line says why, and probing it again would not
+        # With no gem5 named at all, the per-protocol lines say which build each machine needs.
+        return [refused, *check_gem5_per_protocol()]
     protocol = found.ruby_protocol or "no Ruby protocol"
     variable = gem5.variable_used(os.environ, None)
     via = "" if variable == gem5.GEM5_VARIABLE else f"; GEM5 is unset, so machines without a Ruby protocol use {variable}"
