@@ -1,6 +1,7 @@
-"""Every figure kind of the report, drawn from the study's committed tables (results/seeds/*.csv).
+"""Every figure kind of the report, drawn from the committed tables of the study's first pass
+(results/seeds-first-pass/*.csv, which no longer change).
 
-The runs behind results/seeds are not in the repository, so the report
+The runs behind those tables are not in the repository, so the report
 cannot be run again on them; its figures' inputs can be rebuilt from the
 tables it wrote, shaped as report.py shapes them, and handed to the same
 plot functions. The committed metrics.csv predates the `trace` column, so
@@ -35,7 +36,7 @@ from analysis.statistics.configurations import rate_of
 from analysis.traffic import handoffs
 from lockstudy.paths import ROOT
 
-SEEDS_RESULTS = ROOT / "results" / "seeds"
+SEEDS_RESULTS = ROOT / "results" / "seeds-first-pass"
 SEEDS = {seed.id: seed for seed in load_seeds()}
 FALLBACK_RATE = "ops_per_sim_s"  # the ROI's rate, for a testcase whose guest rate this table lacks
 FALLBACK_RATE_LABEL = "operations per simulated second"

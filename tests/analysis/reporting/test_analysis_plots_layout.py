@@ -137,7 +137,7 @@ def test_no_legend_covers_a_plotting_area(stem: str) -> None:
 
 
 def test_the_committed_shapes_are_all_here() -> None:
-    """Every figure kind of results/seeds/figures, and the 15 long claim names that collided in seed-004.png."""
+    """Every figure kind of results/seeds-first-pass/figures, and the 15 long claim names that collided in seed-004.png."""
     kinds = {stem.rsplit("-", 1)[0] if stem.startswith("throughput") else stem.split("-")[0] for stem in INPUTS}
     assert {"handoff", "lockline", "locks", "numa", "seed"} <= kinds and any(s.startswith("throughput") for s in INPUTS)
     assert INPUTS["throughput-piii-smp-dd1b-dots"].kind == "dots"
