@@ -410,6 +410,9 @@ CLAIM_COLUMNS = [
 ]  # fmt: skip
 
 
+NO_INTERVAL_MARK = at_a_glance.NO_INTERVAL  # a dot without whiskers is not a tight interval
+
+
 def claim_advantages(judged: pd.DataFrame, seed: seeds.Seed) -> pd.DataFrame:
     """The seed's figure: each judged claim's case, and a's advantage over b on both sides.
 
@@ -425,8 +428,9 @@ def claim_advantages(judged: pd.DataFrame, seed: seeds.Seed) -> pd.DataFrame:
     ours_lower = [better_of.get(name, "higher") == "lower" for name in judged["workload"]]
     ratio, low, high = (judged[column].astype(float) if column in judged else judged["ratio"] * float("nan")
                         for column in ("ratio", "ci_low", "ci_high"))  # fmt: skip
+    no_interval = (low.isna() | high.isna()) & ratio.notna()
     return judged.assign(
-        case=claim_cases(judged),
+        case=claim_cases(judged).where(~no_interval, claim_cases(judged) + f" ({NO_INTERVAL_MARK})"),
         published_ratio=[1 / r if lower else r for r, lower in zip(judged["published_ratio"].astype(float), published_lower)],
         ours_ratio=[1 / r if lower else r for r, lower in zip(ratio, ours_lower)],
         ci_low=[1 / h if lower else lo for lo, h, lower in zip(low, high, ours_lower)],

@@ -29,6 +29,7 @@ from analysis.statistics.planned_runs import NOT_PLANNED
 ROW_NAMES = {PRECONDITION: "mechanism (precondition)", AS_SHIPPED: "as shipped in 6.1"}
 COLUMNS = ("seed", "row", "claim", "judged on", "published", "ours (95% interval)", "n", "verdict", "top line", "what it stands on")
 NONE = "—"
+NO_INTERVAL = "no interval: one run on a side"
 
 
 def _number(value: Any) -> float:
@@ -59,6 +60,8 @@ def _ours(row: pd.Series) -> str:
     ratio, low, high = (_number(row.get(key)) for key in ("ratio", "ci_low", "ci_high"))
     if math.isnan(ratio):
         return NONE
+    if math.isnan(low) or math.isnan(high):  # a side of one run: its spread, and so an interval, is unknown
+        return f"{ratio:.3f} ({NO_INTERVAL})"
     return f"{ratio:.3f} ({low:.3f} to {high:.3f})"
 
 

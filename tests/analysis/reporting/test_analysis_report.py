@@ -252,6 +252,21 @@ def test_the_seeds_figure_turns_both_sides_to_as_advantage() -> None:
     assert (shown["ours_ratio"], shown["ci_low"], shown["ci_high"]) == (1.04, 1.03, 1.05)
 
 
+def test_the_seeds_figure_marks_a_ratio_drawn_without_an_interval() -> None:
+    """Seed 000's dbench headline at 5 + 1 runs: its dot has no whiskers, which a reader would take for
+    a tight interval unless its label says there is none."""
+    from analysis.reporting import report
+    from analysis.seed_verdicts.seeds import load_seeds
+
+    seed = next(s for s in load_seeds() if s.id == "000")
+    row = {"claim": "000-peak-8cpus (headline)", "condition": "as-shipped", "roi_cpu": "timing", "copies": 4.0,
+           "window": "seconds=2", "published_ratio": 1.165, "ratio": 0.999, "n_a": 5, "n_b": 1}  # fmt: skip
+    judged = pd.DataFrame([{**row, "workload": "dbench", "ci_low": float("nan"), "ci_high": float("nan")},
+                           {**row, "workload": "fsmix", "ci_low": 1.06, "ci_high": 1.17, "n_b": 10}])  # fmt: skip
+    cases = report.claim_advantages(judged, seed)["case"].tolist()
+    assert cases == [f"000-peak-8cpus* dbench ({report.NO_INTERVAL_MARK})", "000-peak-8cpus* fsmix"]
+
+
 def test_a_report_on_restored_runs_counts_their_boots_from_the_worker_records(tmp_path: Path) -> None:
     """The run archive keeps each run's worker record but no checkpoint: a boot's hours come from the
     checkpoint's result.json where it is here, else from the record of the run whose attempt built it;

@@ -76,3 +76,12 @@ def test_a_judgement_traced_on_both_sides_shows_each_sides_top_line_by_its_varia
     same = [claim("000-peak-8cpus (headline)", PRECONDITION, 1.537, seed="000", workload="kbench", copies=8.0,
                   top_line_a=padded_top, top_line_b=padded_top)]  # fmt: skip
     assert table(same).iloc[0]["top line"] == padded_top
+
+
+def test_a_ratio_with_one_run_on_a_side_says_it_has_no_interval_instead_of_printing_nan() -> None:
+    """Seed 000's dbench headline after the packed build's first run: 5 + 1, no interval yet."""
+    rows = [claim("002-hbo-32threads-1gb (headline)", AS_SHIPPED, 0.999, verdict="inconclusive (n=1)", n_b=1,
+                  ci_low=math.nan, ci_high=math.nan)]  # fmt: skip
+    shown = table(rows).iloc[0]
+    assert shown["ours (95% interval)"] == "0.999 (no interval: one run on a side)" and shown["n"] == "5 + 1"
+    assert "nan" not in shown["ours (95% interval)"]
