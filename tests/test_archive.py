@@ -415,6 +415,72 @@ def test_a_launch_restores_the_archived_runs_and_simulates_none_of_them(tmp_path
         assert [a["host"] for a in attempts] == ["<host>"], "the attempt is the archived one, not a new simulation"
 
 
+class FinishingExecutor:
+    """A local pool of one, in this process: each run ends done, as the worker leaves it (make_done_run), and
+    notes first which runs the archive already held when it started."""
+
+    name, wait = "local", True
+
+    def __init__(self, archive: Path) -> None:
+        self.index = archive / "smoke" / "index.json"
+        self.seen: dict[str, list[str]] = {}
+
+    def queued(self, store: CampaignStore) -> frozenset[str]:
+        return frozenset()
+
+    def execute(self, store: CampaignStore, specs: list, backend: str, report) -> None:  # type: ignore[no-untyped-def,type-arg]
+        for spec in specs:
+            self.seen[spec.run_id] = sorted(json.loads(self.index.read_text())["runs"]) if self.index.is_file() else []
+            make_done_run(store, spec)
+            report()
+
+
+def test_a_launch_packs_each_run_into_the_archive_as_it_finishes(tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine lost in the middle of a launch loses none of the runs it finished: each is in the archive
+    (in the checkout, which outlives the machine) before the next starts, with no `campaign archive`."""
+    from lockstudy.campaign.launcher import run_campaign
+    from lockstudy.commands.campaign import select_studies
+
+    smoke_only = select_studies(campaign, ["smoke"], [])
+    install_fake_gem5(tmp_path, monkeypatch, REFUSING_GEM5)  # the backend's preflight only: the executor runs nothing
+    store, executor = CampaignStore(campaign.name, tmp_path / "here"), FinishingExecutor(tmp_path / "archive")
+    packing = archive_command.archive_as_runs_finish(campaign, store, tmp_path / "archive")
+    assert run_campaign(smoke_only, store, executor, "gem5", 1, after_each=packing) == 0
+    _folder, index = archive_command.archived(smoke_only, tmp_path / "archive")
+    assert set(index) == {spec.run_id for spec in smoke_only.runs}
+    order = [spec.run_id for spec in smoke_only.runs]
+    assert [executor.seen[run_id] for run_id in order] == [sorted(order[:rank]) for rank in range(len(order))]
+
+
+def test_a_run_the_archive_cannot_pack_is_said_and_the_launch_goes_on(tmp_path: Path, campaign: Campaign, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from lockstudy.campaign.launcher import run_campaign
+    from lockstudy.commands.campaign import select_studies
+
+    smoke_only = select_studies(campaign, ["smoke"], [])
+    install_fake_gem5(tmp_path, monkeypatch, REFUSING_GEM5)
+    (tmp_path / "archive").write_text("a file where the archive's folder should be")
+    store = CampaignStore(campaign.name, tmp_path / "here")
+    packing = archive_command.archive_as_runs_finish(campaign, store, tmp_path / "archive")
+    assert run_campaign(smoke_only, store, FinishingExecutor(tmp_path / "archive"), "gem5", 1, after_each=packing) == 0
+    out = capsys.readouterr().out
+    assert "warning: the run archive:" in out and "./run.sh campaign archive" in out
+    assert {s.state for s in store.statuses(smoke_only.runs, campaign.max_attempts)} == {State.DONE}
+
+
+@pytest.mark.parametrize("flags, packs", [([], True), (["--no-archive"], False), (["--executor", "qemu"], False)])
+def test_a_gem5_launch_packs_as_runs_finish_unless_told_not_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], packs: bool) -> None:
+    from lockstudy.cli import main
+    from lockstudy.commands import campaign as campaign_command
+
+    handed: list[object] = []
+    monkeypatch.setattr(campaign_command, "run_campaign", lambda *args: handed.append(args[-1]) or 0)
+    install_fake_gem5(tmp_path, monkeypatch, REFUSING_GEM5)
+    status = main(["campaign", str(ROOT / "campaigns" / "smoke.toml"), "--results", str(tmp_path / "here"), "--no-restore", *flags])
+    assert status == 0 and len(handed) == 1
+    assert callable(handed[0]) if packs else handed[0] is None
+
+
 def test_the_analysis_finds_a_restored_run_as_the_run_it_was(tmp_path: Path, campaign: Campaign) -> None:
     from analysis.gem5_output.runs import discover_runs
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lockstudy.archive.pack import archive_campaign, read_index
+from lockstudy.archive.pack import NOTE_LINE, PACKED_LINE, archive_campaign, read_index
 from lockstudy.archive.restore import restore_campaign, restore_lines
 from lockstudy.archive.settings import ArchiveError, ArchiveSettings, campaign_folder, load_settings
 from lockstudy.campaign.loader import Campaign
@@ -28,6 +29,27 @@ def archive(campaign: Campaign, store: CampaignStore, archive_root: Path | None)
         error(str(exc))
         return 1
     return 0
+
+
+def archive_as_runs_finish(campaign: Campaign, store: CampaignStore, archive_root: Path | None) -> Callable[[], None]:
+    """What a launch calls whenever a run has ended: pack the done runs the archive lacks.
+
+    The archive is in the checkout, so a machine lost in the middle of a launch loses no run
+    it finished (the run packed at once, not at the next `campaign archive`). A traced run is
+    packed again once a report has read its trace. Packing never stops the launch: a run it
+    cannot pack is said, and stays for `campaign archive`."""
+    settings = settings_for(archive_root)
+
+    def pack() -> None:
+        try:
+            for line in archive_campaign(campaign, store, settings):
+                if line.startswith(PACKED_LINE) or line.startswith(NOTE_LINE):
+                    print(f"run archive: {line.strip()}", flush=True)
+        except (ArchiveError, OSError) as exc:
+            print(f"warning: the run archive: {exc}; the launch goes on (pack later with ./run.sh campaign archive "
+                  f"{campaign.path} --results {store.path.parent})", flush=True)  # fmt: skip
+
+    return pack
 
 
 def restore(campaign: Campaign, store: CampaignStore, archive_root: Path | None, include_stale: bool) -> int:

@@ -37,6 +37,8 @@ HOST = "<host>"  # the worker's host name, in result.json and attempts.json
 DROPPED = ("pid",)  # a process id on the machine that ran it means nothing elsewhere
 CAMPAIGN = "<campaign>"  # the campaign's results folder on the machine that ran it
 FILE_MODE = 0o644
+PACKED_LINE = "  packed "  # archive_campaign's line for each run it packs
+NOTE_LINE = "note: "  # and for what a reader of the archive must do next
 
 
 @dataclass(frozen=True)
@@ -205,10 +207,10 @@ def archive_campaign(campaign: Campaign, store: CampaignStore, settings: Archive
         added_bytes += len(run.data)
         if run.entry["traced"] and not run.entry["derived"]:
             without_profile.append(spec.run_id)
-        yield f"  packed {spec.run_id} ({spec.study}, {len(run.data) // 1024} KiB)"
+        yield f"{PACKED_LINE}{spec.run_id} ({spec.study}, {len(run.data) // 1024} KiB)"
     yield (f"{campaign.name}: {packed} run(s) packed ({added_bytes / 2**20:.1f} MiB), {len(index)} in the archive "
            f"({sum(int(e.get('bytes', 0)) for e in index.values()) / 2**20:.1f} MiB), {len(done)} done here: {folder}")  # fmt: skip
     if without_profile:
-        yield (f"note: {len(without_profile)} traced run(s) packed without what the report reads from their traces "
+        yield (f"{NOTE_LINE}{len(without_profile)} traced run(s) packed without what the report reads from their traces "
                f"(its hot-line profile and lock attribution are not in this machine's cache yet): run ./run.sh report on "
                f"this campaign, then archive again, before their traces are gone: {', '.join(without_profile)}")  # fmt: skip

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections import Counter
+from collections.abc import Callable
 
 from lockstudy.campaign import drain, frozen_inputs
 from lockstudy.campaign.all_backends import BACKENDS
@@ -75,10 +76,12 @@ HELD_BY_DEADLINE = 3
 
 
 def run_campaign(
-    campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int, deadline: Deadline | None = None
+    campaign: Campaign, store: CampaignStore, executor: Executor, backend: str, parallel: int, deadline: Deadline | None = None,
+    after_each: Callable[[], None] | None = None,
 ) -> int:
     """Run the campaign's runs not done; 0 when all are done, HELD_BY_DEADLINE when only the runs the deadline
-    or a drain held back are left, else 1."""
+    or a drain held back are left, else 1. `after_each` is called at the start and whenever a run has ended
+    (the launch's run archive: archive/command.py)."""
     BACKENDS[backend]().preflight(campaign.runs)
     lock = hold_launcher_lock(store)
     drained: str | None = None
@@ -96,6 +99,8 @@ def run_campaign(
 
         def report() -> None:
             print(progress.line(current()), flush=True)
+            if after_each is not None:
+                after_each()
 
         for line in stale_lines(stale_runs(campaign.runs, current(), store), store.path):
             print(line, flush=True)

@@ -63,7 +63,8 @@ def register(commands: argparse._SubParsersAction) -> None:
             "                  before spending simulation hours).\n\n"
             "The run archive (results/archive/, lockstudy/archive/): `archive` packs every\n"
             "done gem5 run, without its trace, into the repository (commit it), so that a\n"
-            "lost machine loses no simulated hour. A launch first restores the archived\n"
+            "lost machine loses no simulated hour; a gem5 launch packs each run as it\n"
+            "finishes (--no-archive: it does not). A launch first restores the archived\n"
             "runs its results folder lacks (not those made with another machine file,\n"
             "kernel build, disk image or gem5 extra); `restore` does only that.\n\n"
             "`drain` asks the local launch running FILE to start no more runs: the runs\n"
@@ -105,6 +106,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="restore: also the runs made with another machine file, kernel build, disk image or gem5 extra")
     parser.add_argument("--no-restore", action="store_true",
                         help="launch without restoring archived runs first (they are then simulated again)")
+    parser.add_argument("--no-archive", action="store_true",
+                        help="gem5 launch: do not pack each run into the run archive as it finishes (by default a run "
+                        "is packed at once, so that a machine lost in the middle of a launch loses none it finished; "
+                        "commit the archive's folder to keep them)")
     parser.set_defaults(func=run_campaign_command, parser=parser)
 
 
@@ -191,7 +196,8 @@ def run_campaign_command(args: argparse.Namespace) -> int:
         print(deadline.describe(), flush=True)
     executor = make_executor(args.executor, slots, not args.no_wait, args.partition, resources, deadline)
     try:
-        status = run_campaign(campaign, store, executor, backend, slots, deadline)
+        packing = archive_command.archive_as_runs_finish(whole, store, args.archive) if backend == "gem5" and not args.no_archive else None
+        status = run_campaign(campaign, store, executor, backend, slots, deadline, packing)
     except (CampaignBusy, RuntimeError) as exc:
         error(str(exc))
         return 1
