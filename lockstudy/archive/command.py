@@ -45,7 +45,7 @@ def archive_as_runs_finish(campaign: Campaign, store: CampaignStore, archive_roo
             for line in archive_campaign(campaign, store, settings):
                 if line.startswith(PACKED_LINE) or line.startswith(NOTE_LINE):
                     print(f"run archive: {line.strip()}", flush=True)
-        except (ArchiveError, OSError) as exc:
+        except (ArchiveError, OSError, ValueError) as exc:  # a run's unreadable record too: the workers under way matter more
             print(f"warning: the run archive: {exc}; the launch goes on (pack later with ./run.sh campaign archive "
                   f"{campaign.path} --results {store.path.parent})", flush=True)  # fmt: skip
 
