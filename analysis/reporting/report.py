@@ -429,8 +429,9 @@ def claim_advantages(judged: pd.DataFrame, seed: seeds.Seed) -> pd.DataFrame:
     ratio, low, high = (judged[column].astype(float) if column in judged else judged["ratio"] * float("nan")
                         for column in ("ratio", "ci_low", "ci_high"))  # fmt: skip
     no_interval = (low.isna() | high.isna()) & ratio.notna()
+    case = claim_cases(judged)
     return judged.assign(
-        case=claim_cases(judged).where(~no_interval, claim_cases(judged) + f" ({NO_INTERVAL_MARK})"),
+        case=case.where(~no_interval, case + f" ({NO_INTERVAL_MARK})"),
         published_ratio=[1 / r if lower else r for r, lower in zip(judged["published_ratio"].astype(float), published_lower)],
         ours_ratio=[1 / r if lower else r for r, lower in zip(ratio, ours_lower)],
         ci_low=[1 / h if lower else lo for lo, h, lower in zip(low, high, ours_lower)],

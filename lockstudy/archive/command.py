@@ -43,7 +43,7 @@ def archive_as_runs_finish(campaign: Campaign, store: CampaignStore, archive_roo
     def pack() -> None:
         try:
             for line in archive_campaign(campaign, store, settings):
-                if line.startswith(PACKED_LINE) or line.startswith(NOTE_LINE):
+                if line.startswith((PACKED_LINE, NOTE_LINE)):
                     print(f"run archive: {line.strip()}", flush=True)
         except (ArchiveError, OSError, ValueError) as exc:  # a run's unreadable record too: the workers under way matter more
             print(f"warning: the run archive: {exc}; the launch goes on (pack later with ./run.sh campaign archive "
