@@ -43,6 +43,7 @@ def mean_and_interval_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd
 
 
 # A throughput chart's x axis: the column that is the size, and how the axis names it.
+BUILD_COLUMN = "kernel_build"
 SIZE_AXES = {"cpus": "CPUs", "copies": "copies (the workload's threads, clients or processes)"}
 SIZE_UNITS = {"cpus": "CPU(s)", "copies": "copies"}  # a size written after its number, in a dot chart's row
 
@@ -81,10 +82,10 @@ def kbench_parts(rows: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
     """A kbench chart's runs, one part per kernel build, the build with the most runs first (None: all of
     one build). A build with a bench patch of its own (the lock pair's smp-bench-pair) runs configurations
     the others cannot, and four more lines on the sweep's chart left it too crowded to read."""
-    if "kernel_build" not in rows or rows["kernel_build"].nunique(dropna=False) < 2:
+    if not builds_vary(rows):
         return [(None, rows)]
-    counts = rows["kernel_build"].value_counts(dropna=False)
-    return [(str(build), rows[rows["kernel_build"] == build]) for build in counts.index]
+    counts = rows[BUILD_COLUMN].value_counts(dropna=False)
+    return [(str(build), rows[rows[BUILD_COLUMN] == build]) for build in counts.index]
 
 
 def throughput_x(rows: pd.DataFrame) -> str:
@@ -105,7 +106,7 @@ def throughput_series(rows: pd.DataFrame, series: str, x: str = "cpus") -> pd.Se
     against CPUs, the thread count where a run has fewer copies than CPUs (pft's 1-thread point on a
     2-CPU node); against copies, the CPUs where one copies count ran on several. Other
     configurations, never one mean."""
-    builds = rows["kernel_build"].nunique(dropna=False) > 1 if "kernel_build" in rows else False
+    builds = builds_vary(rows)
     parameters = row_parameters(rows)
     telling = telling_parameters(rows, series, parameters, x)
     columns = [column for column in TELLING_COLUMNS if column != series and column in rows and _varies_within(rows, series, column, x)]
@@ -127,6 +128,18 @@ def throughput_series(rows: pd.DataFrame, series: str, x: str = "cpus") -> pd.Se
             label += f", {float(row.cpus):g} CPUs"
         labels.append(label)
     return pd.Series(labels, index=rows.index, dtype=object)
+
+
+def builds_vary(rows: pd.DataFrame) -> bool:
+    """Whether `rows` ran on more than one kernel build: then each throughput line's name carries its build."""
+    return bool(rows[BUILD_COLUMN].nunique(dropna=False) > 1) if BUILD_COLUMN in rows else False
+
+
+def throughput_legend(rows: pd.DataFrame, series: str) -> str:
+    """The legend's title over `throughput_series` names: the series column, and the kernel build where the
+    names carry it. fsmix's legend said "boot_args" over "default boot, smp" and "default boot,
+    smp-packed", whose difference is the build, not a boot argument."""
+    return f"{series} and {BUILD_COLUMN}" if builds_vary(rows) else series
 
 
 def _varies_within(rows: pd.DataFrame, series: str, column: str, x: str) -> bool:

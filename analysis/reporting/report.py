@@ -46,8 +46,8 @@ from analysis.lock_budget.section import budget_section
 from analysis.model_comparison.section import model_comparison_section
 from analysis.reporting import discussion, plots
 from analysis.reporting.chart_points import (
-    DOTS, SIZE_AXES, chart_kind, dot_labels, kbench_parts, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_series,
-    throughput_x,
+    DOTS, SIZE_AXES, chart_kind, dot_labels, kbench_parts, mean_and_interval_by, mean_by, spinlock_bench_rows, throughput_legend,
+    throughput_series, throughput_x,
 )
 from analysis.reporting.report_render import Report, Section, Table, write_html, write_markdown
 from analysis.seed_curve.section import curve_section
@@ -162,10 +162,12 @@ def throughput_section(table: pd.DataFrame, out: Path) -> Section:
 def throughput_figure(group: pd.DataFrame, testcase: str, title: str, path_stem: Path, ylabel: str, rate: str) -> Any:
     """One throughput chart of `group`'s runs against their size (lines, or dots where few ran at two
     sizes); None when nothing can be drawn."""
-    series = "variant" if testcase == KBENCH else "boot_args"
+    column = "variant" if testcase == KBENCH else "boot_args"
     labelled = group.assign(boot_args=group["boot_args"].fillna("").replace("", "default boot"))
     size = throughput_x(labelled)
-    labelled = labelled.assign(**{series: throughput_series(labelled, series, size)})
+    # the lines' names, under a title that says what they carry (the legend's and the alt text's)
+    series = throughput_legend(labelled, column)
+    labelled = labelled.assign(**{series: throughput_series(labelled, column, size)})
     points = mean_and_interval_by(labelled, [series, size], rate)
     kind = chart_kind(points, series, size)
     if kind is None:

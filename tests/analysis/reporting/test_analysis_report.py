@@ -150,6 +150,35 @@ def test_a_throughput_line_never_joins_other_builds_or_thread_counts() -> None:
     assert throughput_series(one_build, "boot_args").tolist() == ["lockstudy.spinlock=tas, 1 thread(s)", "lockstudy.spinlock=tas"]
 
 
+def test_a_throughput_legend_says_its_lines_differ_in_their_kernel_build(tmp_path: Path) -> None:
+    """fsmix's chart titled its legend "boot_args" over "default boot, smp" and "default boot, smp-packed",
+    whose difference is the kernel build, not a boot argument: where the lines carry their build, the
+    legend's title (and the alt text) names it; over one build it stays the series column alone."""
+    from matplotlib.figure import Figure as MplFigure
+
+    from analysis.reporting import plots
+    from analysis.reporting.report import throughput_figure
+
+    rows = pd.DataFrame({
+        "boot_args": [""] * 8, "cpus": [4, 4, 8, 8] * 2, "copies": [8.0] * 8, "ops_per_s": [65.0, 66.0, 86.0, 87.0, 65.0, 66.0, 77.0, 78.0],
+        "kernel_build": ["smp"] * 4 + ["smp-packed"] * 4, "trace": ["off"] * 8,
+    })  # fmt: skip
+    titles: list[str] = []
+    save = plots._save
+
+    def keep_legend_title(figure: MplFigure, path_stem: Path | str, title: str, alt: str) -> plots.Figure:
+        titles.extend(legend.get_title().get_text() for ax in figure.axes if (legend := ax.get_legend()) is not None)
+        return save(figure, path_stem, title, alt)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plots, "_save", keep_legend_title)
+        both = throughput_figure(rows, "fsmix", "fsmix", tmp_path / "both", "ops_per_s", "ops_per_s")
+        one = throughput_figure(rows[rows["kernel_build"] == "smp"], "fsmix", "fsmix", tmp_path / "one", "ops_per_s", "ops_per_s")
+    assert titles == ["boot_args and kernel_build", "boot_args"]
+    assert "one line per boot_args and kernel_build: default boot, smp, default boot, smp-packed" in both.alt
+    assert "one line per boot_args: default boot." in one.alt
+
+
 def test_a_throughput_chart_of_configurations_mostly_at_one_size_is_a_dot_chart() -> None:
     """dd1b's rerun: twelve fd-lock configurations on one CPU and one of them on two as well drew one short
     line and eleven dots stacked at x = 1, named only in the legend. Lines are drawn when at least half
