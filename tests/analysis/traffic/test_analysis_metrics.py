@@ -264,6 +264,26 @@ def test_instructions_are_the_cpus_committed_instructions_of_the_roi(folder: Pat
     assert row["instructions_per_op"] == pytest.approx(row["instructions"] / row["ops"])
 
 
+@pytest.mark.parametrize("folder", [CLASSIC, RUBY], ids=["classic", "ruby"])
+def test_idle_cycles_are_the_cycles_the_cpus_sat_halted_in_the_roi(folder: Path, tmp_path: Path) -> None:
+    """Seed 004's slow repeat (51,800 operations a second against 77,700 to 78,200) had its eight CPUs
+    halted 5 ms each of its 12.4 ms ROI, the others 0.1 to 0.5: its threads slept, which no metric
+    showed. The simple CPUs print numIdleCycles per CPU; O3 prints idleCycles, and only when not zero."""
+    row = row_of(folder)
+    halted = printed(folder, r"board\.processor\.\w+\.core\.exec_context\.thread_0\.numIdleCycles")
+    assert halted and row["idle_cycles"] == pytest.approx(sum(halted))
+    assert 0 < row["idle_cycles"] < row["cpu_cycles"]
+    assert row["idle_cycles_per_op"] == pytest.approx(row["idle_cycles"] / row["ops"])
+    o3 = tmp_path / "o3"
+    shutil.copytree(folder, o3)
+    text = (o3 / "stats.txt").read_text()
+    cores = sorted(set(re.findall(r"^(board\.processor\.\w+\.core)\.numCycles ", text, flags=re.M)))
+    added = f"{cores[0]}.idleCycles 1000 # Total number of cycles that the CPU has spent unscheduled due to idling (Cycle)\n"
+    end = "---------- End Simulation Statistics"
+    (o3 / "stats.txt").write_text(text.replace(end, added + end, 1))
+    assert row_of(o3)["idle_cycles"] == pytest.approx(sum(halted) + 1000)
+
+
 def test_where_the_cpus_spent_their_cycles_is_read_and_absent_units_are_nan(tmp_path: Path) -> None:
     """Cycles and instruction-cache misses on every CPU model; BTB misses only where the CPU predicts
     branches: the timing CPU's runs read NaN, not 0, and an O3 run's printed counts add up."""
