@@ -42,8 +42,10 @@ def mean_and_interval_by(frame: pd.DataFrame, keys: list[str], value: str) -> pd
     return pd.DataFrame(rows, columns=[*keys, value, "ci_low", "ci_high"])
 
 
-# A throughput chart's x axis: the column that is the size, and how the axis names it.
+# The kernel build a run booted: runs of several builds are never one throughput line.
 BUILD_COLUMN = "kernel_build"
+
+# A throughput chart's x axis: the column that is the size, and how the axis names it.
 SIZE_AXES = {"cpus": "CPUs", "copies": "copies (the workload's threads, clients or processes)"}
 SIZE_UNITS = {"cpus": "CPU(s)", "copies": "copies"}  # a size written after its number, in a dot chart's row
 
