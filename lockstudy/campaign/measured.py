@@ -19,8 +19,9 @@ The high-water mark has a floor: when the child execs, Linux folds the
 high-water mark of the memory it was started with (the spawning process's
 own, under vfork) into the child's (fs/exec.c exec_mmap(),
 setmax_mm_hiwater_rss()). A peak at or below the spawning process's own
-high-water mark (`rss_floor_mib`) is therefore no measurement of the
-child: it is recorded as unknown, never as a number. A gem5 run peaks at
+high-water mark (`rss_floor_mib`, read once the child has exec'd, since
+starting it grows the launcher's own mark) is therefore no measurement of
+the child: it is recorded as unknown, never as a number. A gem5 run peaks at
 hundreds of MiB to GiB, far above a campaign worker's own.
 """
 
@@ -92,12 +93,15 @@ def run_measured(argv: Sequence[str], log: Path, stop_when: Callable[[], str | N
                  poll_seconds: float = 10.0) -> MeasuredProcess:
     """Run `argv` with its output in `log`; its exit status, wall time and peak resident memory.
     With `stop_when`, the child is stopped when it returns a reason (module docstring)."""
-    floor = own_high_water_mib()
     started = time.monotonic()
     ended = threading.Event()
     stopped: list[str] = []
     with open(log, "wb") as sink:
         process = subprocess.Popen(list(argv), stdout=sink, stderr=subprocess.STDOUT)
+        # Read once Popen has returned, so after the child's exec: starting
+        # it grew this process's own high-water mark a little, and the
+        # floor the child inherited is the mark at its exec, not before.
+        floor = own_high_water_mib()
         watcher = stop_watcher(process, stop_when, poll_seconds, ended, stopped) if stop_when else None
         try:
             _pid, status, usage = os.wait4(process.pid, 0)
