@@ -16,13 +16,15 @@ from fake_gem5 import install_fake_gem5  # noqa: E402
 ALLOCATED_MIB = 120
 
 
-def measured_from_a_small_launcher(tmp_path: Path, *programs: str) -> list[dict[str, object]]:
+def measured_from_a_small_launcher(tmp_path: Path, *programs: str, prelude: str = "") -> list[dict[str, object]]:
     """run_measured() called from a fresh interpreter, as a campaign worker calls it: the floor is that
-    small process's own high-water mark, not this test process's (hundreds of MiB in a full suite)."""
+    small process's own high-water mark, not this test process's (hundreds of MiB in a full suite).
+    `prelude` is code that launcher runs first."""
     launcher = (
         "import json, sys\n"
         "from pathlib import Path\n"
         "from lockstudy.campaign.measured import run_measured\n"
+        f"{prelude}"
         "out = []\n"
         "for i, program in enumerate(sys.argv[2:]):\n"
         "    m = run_measured([sys.executable, '-c', program], Path(sys.argv[1]) / f'child{i}.log')\n"
@@ -79,21 +81,16 @@ def test_a_peak_under_the_launchers_own_is_recorded_as_unknown(tmp_path: Path) -
 def test_what_starting_the_child_costs_the_launcher_is_under_the_floor(tmp_path: Path) -> None:
     """Starting a child grows the launcher's own high-water mark (here by ALLOCATED_MIB, in a real
     launcher by a few pages) before the child execs and inherits it: the floor is read after that."""
-    launcher = (
-        "import json, subprocess, sys\n"
-        "from pathlib import Path\n"
-        "from lockstudy.campaign import measured\n"
+    growing_popen = (
+        "import subprocess\n"
         "real_popen = subprocess.Popen\n"
         "kept = []\n"
         "def growing_popen(*args, **kwargs):\n"
         f"    kept.append(b'\\x01' * ({ALLOCATED_MIB} * 1024 * 1024))\n"
         "    return real_popen(*args, **kwargs)\n"
         "subprocess.Popen = growing_popen\n"
-        "m = measured.run_measured([sys.executable, '-c', 'pass'], Path(sys.argv[1]) / 'child.log')\n"
-        "print(json.dumps({'peak': m.peak_rss_mib, 'floor': m.rss_floor_mib}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", launcher, str(tmp_path)], capture_output=True, text=True, check=True, cwd=ROOT)
-    measured = json.loads(done.stdout)
+    (measured,) = measured_from_a_small_launcher(tmp_path, "pass", prelude=growing_popen)
     assert measured["floor"] >= ALLOCATED_MIB, "the growth before the child's exec is the launcher's, so under the floor"
     assert measured["peak"] is None, f"a child smaller than its launcher was recorded as {measured['peak']} MiB"
 
